@@ -75,9 +75,11 @@ ENGINE_LAYERS = {
     "contracts": {"contracts", "api_facts"},
     "api_facts": {"contracts", "api_facts"},
     "disk": {"contracts", "disk"},
+    # which texts name a credential: read by the loop's sanitising boundary, beside the rest
+    "credentials": {"contracts", "disk", "credentials"},
     "context": {"contracts", "api_facts", "disk", "context"},
     "state": {"contracts", "api_facts", "disk", "context", "state"},
-    "loop": {"contracts", "api_facts", "disk", "context", "state", "loop"},
+    "loop": {"contracts", "api_facts", "disk", "credentials", "context", "state", "loop"},
 }
 
 

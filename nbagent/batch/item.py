@@ -123,8 +123,8 @@ def read_result(folder: Path) -> ItemResult | None:
 
 def write_result(folder: Path, result: ItemResult) -> ItemRow:
     from ..engine.contracts.config import DEFAULT_SECRET_ENV
+    from ..engine.credentials.env_secrets import credential_env_values
     from ..engine.disk.persist import atomic_write_text
-    from ..engine.loop.env_secrets import credential_env_values
     from ..engine.loop.sanitize import Sanitizer, secret_values
     from ..providers.endpoints import profile_secret_env
 

@@ -109,7 +109,7 @@ def _carried_secret(path: Path, magics: "MagicsApi | None") -> str | None:
 def _printed(magics: "MagicsApi | None", lines: list[str]) -> None:
     """Print ``lines`` with the secrets redacted as the model's text is: the file is shown as it
     is written, and a key written out in it (refused when parsed) would go into the notebook."""
-    from ..engine.loop.env_secrets import credential_env_values
+    from ..engine.credentials.env_secrets import credential_env_values
     from ..engine.loop.sanitize import Sanitizer, secret_values
     from .new_session import configured_secret_env
 

@@ -16,9 +16,9 @@ import json
 import re
 from pathlib import Path
 
-from nbagent.engine.loop.kernel_secrets import code_secrets
-from nbagent.engine.loop.output_secrets import MAX_OUTPUT_CHARS, output_secrets
-from nbagent.engine.loop.secret_forms import REDACTED
+from nbagent.engine.credentials.kernel_secrets import code_secrets
+from nbagent.engine.credentials.output_secrets import MAX_OUTPUT_CHARS, output_secrets
+from nbagent.engine.credentials.secret_forms import REDACTED
 
 CODE_SUFFIXES = frozenset({".py", ".pyw", ".pyi", ".ipy", ".r", ".jl", ".js", ".mjs", ".ts", ".scala", ".java", ".go",
                            ".rb", ".sql", ".sh", ".bash", ".zsh"})

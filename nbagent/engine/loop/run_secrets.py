@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 
 from ..contracts.config import SessionConfig
+from ..credentials.env_secrets import credential_env_values
 from ..state.session import Session
-from .env_secrets import credential_env_values
 from .facts import KernelFacts, kernel_secrets
 from .sanitize import Sanitizer, secret_values, short_secret_notices
 

@@ -9,11 +9,11 @@ history invalid).
 
 Secrets are known two ways: by value (every ``secret_env`` variable, read at each request, and
 every credential the Agent's endpoint uses; each also in the escaped and URL-quoted forms of
-:mod:`.secret_forms`, and cut short by a display) and by shape (:data:`KEY_SHAPES`: an Anthropic key or a
-bearer token, whatever variable holds it, or none: a key typed into a cell; OpenAI's, Hugging
-Face's, GitHub's, Slack's, Google's and Stripe's too). The shape check costs four substring scans
-per string when no marker occurs (see :func:`may_hold_key`); each shape's regex runs only where its
-own marker is.
+:mod:`~nbagent.engine.credentials.secret_forms`, and cut short by a display) and by shape
+(:mod:`~nbagent.engine.credentials.key_shapes`: an Anthropic key or a bearer token, whatever variable
+holds it, or none: a key typed into a cell; OpenAI's, Hugging Face's, GitHub's, Slack's, Google's and
+Stripe's too). The shape check costs four substring scans per string when no marker occurs; each
+shape's regex runs only where its own marker is.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Iterable, Mapping, TypeVar, cast, overload
 
 from ..contracts.config import MAX_JSON_DEPTH
 from ..contracts.messages import ContentBlock, Message, is_tool_use
-from .query_text import may_hold_query, redact_query_tokens, redact_url_passwords
-from .secret_forms import MARKER_HOLD, Form, forms_of, redact_cut, redact_cut_tail, redact_end
-from .secret_forms import REDACTED as REDACTED  # re-exported: the replacement text callers compare with
+from ..credentials.key_shapes import may_hold_key, redact_shapes
+from ..credentials.secret_forms import MARKER_HOLD, Form, forms_of, redact_cut, redact_cut_tail, redact_end
+from ..credentials.secret_forms import REDACTED as REDACTED  # re-exported: the replacement text callers compare with
 
 _T = TypeVar("_T")
 _Block = TypeVar("_Block", bound=Mapping[str, object])
@@ -37,54 +37,6 @@ _Block = TypeVar("_Block", bound=Mapping[str, object])
 # Shorter values are not treated as secrets: redacting "1" or "dev" would garble every output.
 MIN_SECRET_CHARS = 8
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_GITHUB_MARKERS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
-_GITHUB_MARKER = re.compile("gh[pousr]_")  # one scan for the five (code is full of "gh": high, right)
-_SHAPES = (  # markers, the shape(s) they start; each searched only where a marker is (most text has none)
-    (("sk-",), r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9]{40,}"),
-    (("earer ",), r"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{12,}=*"),
-    (("hf_",), r"hf_[A-Za-z0-9]{30,}"),
-    # A literal first (the regex engine then scans for it in C), the word's start checked behind it.
-    (_GITHUB_MARKERS, r"gh(?<![A-Za-z0-9_]gh)[pousr]_[A-Za-z0-9]{36,}"),
-    (("github_pat_",), r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{50,}"),
-    (("xox",), r"xox(?<![A-Za-z0-9_]xox)[abeprs]-[0-9]+-[A-Za-z0-9\-]{10,}"),
-    # Not inside base64 (a plot's PNG): a '/' or '+' before it is no word's start there.
-    (("AIza",), r"AIza(?<![A-Za-z0-9_+/\-]AIza)[A-Za-z0-9_\-]{35}"),
-    (("k_live_",), r"(?<![A-Za-z0-9_])[rs]k_live_[A-Za-z0-9]{20,}"),
-)
-_SHAPE_PATTERNS = tuple((markers, re.compile(shape)) for markers, shape in _SHAPES)
-KEY_SHAPES = re.compile("|".join(shape for _markers, shape in _SHAPES))
-"""Credentials recognised by their shape: Anthropic API keys (``sk-ant-…``), OpenAI's (``sk-proj-…``,
-``sk-`` and 48 letters and digits), Hugging Face tokens (``hf_…``: ``login(token="hf_…")`` in a
-notebook's cell), bearer tokens (``Authorization: Bearer …``, ``curl -H "Authorization: Bearer
-…"``), GitHub's (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_`` and 36 letters and digits;
-``github_pat_…``), Slack's (``xoxb-123…-…``), Google API keys (``AIza…``) and Stripe's live keys
-(``sk_live_…``, ``rk_live_…``): each with a marker and a length ordinary text does not have."""
-
-
-def may_hold_key(text: str) -> bool:
-    """Whether ``text`` may hold a :data:`KEY_SHAPES` credential (the cheap test before the regex,
-    on every string the model is sent: prose, most of it, has no ``_``, and base64 no ``-``)."""
-    if "sk-" in text or "earer " in text or "AIza" in text or ("xox" in text and "-" in text):
-        return True
-    return "_" in text and ("hf_" in text or "_pat_" in text or "k_live_" in text
-                            or ("gh" in text and _GITHUB_MARKER.search(text) is not None))
-
-
-def redact_shapes(text: str) -> str:
-    """``text`` with every credential of :data:`KEY_SHAPES` replaced by ``[redacted]``, every URL
-    query's token (:func:`~.query_text.redact_query_tokens`: ``?api_key=…`` in an error) and every
-    URL's password (:func:`~.query_text.redact_url_passwords`)."""
-    if may_hold_query(text):
-        text = redact_query_tokens(text)
-    text = redact_url_passwords(text)
-    if not may_hold_key(text):
-        return text
-    for markers, pattern in _SHAPE_PATTERNS:
-        if any(marker in text for marker in markers):
-            text = pattern.sub(REDACTED, text)
-    return text
-
-
 class TooDeepError(ValueError):
     """A JSON value nests deeper than the boundary accepts."""
 

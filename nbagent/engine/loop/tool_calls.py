@@ -15,7 +15,7 @@ from ..contracts.hooks import Hooks
 from ..contracts.messages import ToolUseBlockParam
 from ..contracts.permissions import PermissionGate
 from ..contracts.tool_api import ToolContext, ToolLike
-from .env_secrets import ChildEnvironment
+from ..credentials.env_secrets import ChildEnvironment
 from .request_run import RequestRun
 from .sanitize import Sanitizer
 from .tool_runner import ToolAnswer, run_tool_call

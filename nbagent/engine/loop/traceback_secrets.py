@@ -9,7 +9,7 @@ import dataclasses
 import re
 from typing import Mapping
 
-from .kernel_secrets import code_secrets
+from ..credentials.kernel_secrets import code_secrets
 from .sanitize import Sanitizer
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

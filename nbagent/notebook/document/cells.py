@@ -12,9 +12,9 @@ import uuid
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ...engine.contracts.tool_api import truncate_middle
-from ...engine.loop.kernel_secrets import code_secrets
-from ...engine.loop.output_secrets import output_secrets
-from ...engine.loop.secret_forms import REDACTED
+from ...engine.credentials.kernel_secrets import code_secrets
+from ...engine.credentials.output_secrets import output_secrets
+from ...engine.credentials.secret_forms import REDACTED
 from ..view.safe import RASTER_IMAGES, safe_display_data
 from .bridge_types import CellJSON, OutputJSON
 

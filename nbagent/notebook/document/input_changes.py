@@ -156,7 +156,7 @@ def secrets_at_hand(magics: MagicsApi) -> Callable[[str], str]:
 
 
 def _sanitizer(magics: MagicsApi) -> Sanitizer:
-    from ...engine.loop.env_secrets import credential_env_values
+    from ...engine.credentials.env_secrets import credential_env_values
     from ...engine.loop.sanitize import Sanitizer, secret_values
     from ..new_session import configured_secret_env
 

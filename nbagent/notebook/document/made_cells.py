@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
-from ...engine.loop.sanitize import redact_shapes
+from ...engine.credentials.key_shapes import redact_shapes
 from .bridge import REQUEST_TIMEOUT_S, Bridge, BridgeError, BridgeUnavailable
 from .cell_log import cell_key
 from .headless import executing_code, notebook_cells, notebook_with_cell
@@ -32,7 +32,7 @@ def made_keys(made: Mapping[str, str], redact: Callable[[str], str] | None) -> d
 
 
 def _holds_secret(text: str, redact: Callable[[str], str] | None) -> bool:
-    from ...engine.loop.kernel_secrets import code_secrets
+    from ...engine.credentials.kernel_secrets import code_secrets
 
     return (redact is not None and redact(text) != text) or bool(code_secrets(text))
 
@@ -40,7 +40,7 @@ def _holds_secret(text: str, redact: Callable[[str], str] | None) -> bool:
 def hiding_literals(redact: Callable[[str], str]) -> Callable[[str], str]:
     """``redact``, and then the code's literals named as credentials (``connect(password="…")``),
     which no session's secrets hold when the user typed them into a cell after the turn."""
-    from ...engine.loop.kernel_secrets import code_secrets
+    from ...engine.credentials.kernel_secrets import code_secrets
     from ...engine.loop.sanitize import REDACTED
 
     def hide(text: str) -> str:

@@ -15,8 +15,8 @@ from itertools import islice
 from typing import TYPE_CHECKING, Iterator
 
 from ...engine.api_facts.tokens import count_text_tokens
+from ...engine.credentials.kernel_secrets import code_secrets, credential_variable_values
 from ...engine.loop.facts import MAX_VARIABLES, FactsFocus, FactsSnapshot, NotebookState, VariableInfo
-from ...engine.loop.kernel_secrets import code_secrets, credential_variable_values
 from . import figures
 from .cells import recent_inputs, recent_outputs
 from .guard import Deadline, DescribeFailed, bounded_call

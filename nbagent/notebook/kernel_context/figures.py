@@ -345,7 +345,7 @@ def secret_problem(texts: tuple[str, ...] | None, redact: "Callable[[str], str] 
 def _held_secrets(value: object) -> tuple[str, ...]:
     """The credentials ``value`` holds now (a frame's ``password`` column), as the walk of the
     namespace reads them; nothing when it cannot be read (a display must never fail for it)."""
-    from ...engine.loop.kernel_secrets import credential_variable_values
+    from ...engine.credentials.kernel_secrets import credential_variable_values
 
     try:
         return credential_variable_values([("Out", value)])

@@ -11,7 +11,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Mapping
 
-from ...engine.loop.embedded_secrets import MAX_CHARS, MIN_CHARS, looks_like_token
+from ...engine.credentials.embedded_secrets import MAX_CHARS, MIN_CHARS, looks_like_token
 
 _STRICT_WORDS = (r"pass(?:word|wd|phrase|code)|pwd?|secret|credentials?"
                  r"|(?:api|secret|access|private|licen[cs]e|auth|ssh|encryption|signing|client|account|storage)[ _-]?key"

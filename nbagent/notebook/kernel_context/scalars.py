@@ -21,7 +21,7 @@ KNOWN_SCALARS = frozenset({
 })
 # Not a UUID (some services' API keys are UUIDs), nor numpy's text and bytes scalars: a credential
 # read from a file or a frame's cell comes as ``np.str_``, and credentials are recognised among
-# ``str`` values only (engine/loop/kernel_secrets.py), so these stay type names.
+# ``str`` values only (engine/credentials/kernel_secrets.py), so these stay type names.
 #: Most characters of a scalar's value (a ``Fraction`` or a ``Path`` may be long).
 MAX_SCALAR_CHARS = 200
 

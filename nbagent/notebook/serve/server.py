@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ...engine.contracts.config import DEFAULT_TOOL_OUTPUT_LIMIT
 from ...engine.contracts.json_types import JSONObject
-from ...engine.loop.env_secrets import credential_env_values
+from ...engine.credentials.env_secrets import credential_env_values
 from ...engine.loop.sanitize import Sanitizer, secret_values
 from ..document.bridge import BridgeError, BridgeUnavailable, addressed_to, executing_cell_id, executing_client
 from ..document.bridge_types import BridgeResult, OutputJSON

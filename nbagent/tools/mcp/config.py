@@ -31,9 +31,9 @@ from nbagent.engine.contracts.config import DEFAULT_TOOL_WAIT_S as DEFAULT_WAIT_
 from nbagent.engine.contracts.errors import NbAgentError
 from nbagent.engine.contracts.protected import MCP_CONFIG
 from nbagent.engine.contracts.tool_api import MCP_TOOL_PREFIX
+from nbagent.engine.credentials.embedded_secrets import looks_like_token
 from nbagent.engine.disk.json_depth import NestedTooDeepError, loads_within
 from nbagent.engine.disk.safe_open import read_capped
-from nbagent.engine.loop.embedded_secrets import looks_like_token
 
 MCP_JSON = MCP_CONFIG  # one name: the permission gate protects this file
 

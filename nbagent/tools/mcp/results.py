@@ -11,7 +11,7 @@ import mcp.types as mcp_types
 from nbagent.engine.contracts.credentials import file_uris, read_paths
 from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolOutput
-from nbagent.engine.loop.secret_forms import REDACTED
+from nbagent.engine.credentials.secret_forms import REDACTED
 
 from ..file_secrets import CODE_SUFFIXES, named_file_secrets
 

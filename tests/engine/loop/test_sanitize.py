@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.engine.loop.env_secrets import ChildEnvironment
+from nbagent.engine.credentials.env_secrets import ChildEnvironment
 from nbagent.engine.loop.sanitize import REDACTED, Sanitizer, TooDeepError
 
 
@@ -83,7 +83,7 @@ def test_credentials_tools_name_their_own_way_are_kept_from_the_child_and_redact
     """``PGPASSWORD`` (psql's), ``MYSQL_PWD``, ``KAGGLE_KEY``, an Azure ``..._ACCOUNT_KEY``, a ``GITHUB_PAT``,
     a ``SLACK_WEBHOOK_URL``: none matched the credential words, so the shell tool got them and a cell's
     ``print(os.environ)`` sent them to the model (attacker pass 10)."""
-    from nbagent.engine.loop.env_secrets import credential_env_values
+    from nbagent.engine.credentials.env_secrets import credential_env_values
 
     named = ("PGPASSWORD", "MYSQL_PWD", "KAGGLE_KEY", "AZURE_STORAGE_ACCOUNT_KEY", "GITHUB_PAT", "SLACK_WEBHOOK_URL")
     for i, name in enumerate(named):
@@ -100,7 +100,7 @@ def test_a_url_or_connection_string_password_in_the_environment_is_redacted_what
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``DATABASE_URL=postgresql://analyst:…@db/sales`` matched no credential word: a cell's
     ``print(os.environ)`` sent its password to the model (attacker pass 11)."""
-    from nbagent.engine.loop.env_secrets import credential_env_values
+    from nbagent.engine.credentials.env_secrets import credential_env_values
 
     monkeypatch.setenv("DATABASE_URL", "postgresql://analyst:Tr0ub4dor-x9@db.internal:5432/sales")
     monkeypatch.setenv("NBAGENT_TEST_SITE", "https://example.com/a@b")  # no password: nothing taken
@@ -125,7 +125,7 @@ def test_a_key_or_password_named_by_the_notebooks_rule_is_kept_from_the_child_an
     """``OPENAI_KEY``, ``AZURE_OPENAI_KEY`` (a generated value) and ``DB_PASS`` hold no credential word of the
     environment's rule: ``print(os.environ)`` sent them to the model and the shell tool got them, while
     a notebook variable of the same name was redacted (attacker pass 13)."""
-    from nbagent.engine.loop.env_secrets import credential_env_values
+    from nbagent.engine.credentials.env_secrets import credential_env_values
 
     named = {"OPENAI_KEY": "Zk3LqW9xT2mP7rV4bN8cY1hJ6dF0sA5gE", "AZURE_OPENAI_KEY": "3f9a2c7e1b4d8f6a0c5e9b2d7f1a4c8e",
              "DB_PASS": "hunter2hunter2"}

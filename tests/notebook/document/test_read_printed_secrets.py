@@ -44,7 +44,7 @@ def test_a_long_line_of_blanks_is_read_in_linear_time() -> None:
     output could stall every read of it."""
     import time
 
-    from nbagent.engine.loop.output_secrets import output_secrets
+    from nbagent.engine.credentials.output_secrets import output_secrets
 
     text = "db_password=b" + " " * 150_000 + "x\n" + "api_key: " + " " * 40_000
     started = time.perf_counter()
@@ -53,7 +53,7 @@ def test_a_long_line_of_blanks_is_read_in_linear_time() -> None:
 
 
 def test_a_printed_path_or_setting_under_a_credentials_name_is_no_secret():
-    from nbagent.engine.loop.output_secrets import output_secrets
+    from nbagent.engine.credentials.output_secrets import output_secrets
 
     printed = ("TOKEN_DIR=/srv/cache/tokens\nAPI_KEY_FILE=./conf/key.json\nDB_PASSWORD=Tr0ub4dor&3x\n"
                "MAPBOX_TOKEN=letmein-dev-2024\n")  # a credential's name: whatever the value but a path

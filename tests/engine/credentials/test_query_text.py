@@ -19,7 +19,7 @@ def test_an_errors_query_token_is_redacted_with_no_secret_known() -> None:
 
 
 def test_signatures_passwords_and_html_escaped_queries_are_redacted() -> None:
-    from nbagent.engine.loop.query_text import redact_query_tokens
+    from nbagent.engine.credentials.query_text import redact_query_tokens
 
     sas = "https://acct.blob.core.windows.net/c/b.csv?sv=2022-11-02&sig=abc%2Fdef123ghij&se=2026-01-01"
     assert redact_query_tokens(sas).endswith("&sig=[redacted]&se=2026-01-01")
@@ -29,7 +29,7 @@ def test_signatures_passwords_and_html_escaped_queries_are_redacted() -> None:
 
 
 def test_a_querys_ordinary_values_and_code_stay() -> None:
-    from nbagent.engine.loop.query_text import redact_query_tokens
+    from nbagent.engine.credentials.query_text import redact_query_tokens
 
     for text in ("/v1/items?page_token=abc123&sort_key=order_date&region=north",
                  "x = a if b else c  # why? y=1", "?token=tokenization", "?pwd=/home/ana/project"):
@@ -37,7 +37,7 @@ def test_a_querys_ordinary_values_and_code_stay() -> None:
 
 
 def test_text_without_a_query_costs_two_scans() -> None:
-    from nbagent.engine.loop.query_text import redact_query_tokens
+    from nbagent.engine.credentials.query_text import redact_query_tokens
 
     text = "df.groupby('region')['revenue'].sum() = 3\n" * 2_000  # '=' but no '?'
     started = time.perf_counter()
@@ -60,7 +60,7 @@ def test_a_urls_password_in_a_log_line_is_redacted_with_no_secret_known() -> Non
 
 def test_a_url_the_code_builds_from_fields_keeps_them_and_a_written_password_is_redacted():
     # The model's own database code ran as ":[redacted]@" (review of session 57): a field is no password.
-    from nbagent.engine.loop.query_text import redact_url_passwords
+    from nbagent.engine.credentials.query_text import redact_url_passwords
 
     for code in ('create_engine(f"postgresql://{user}:{pw}@{host}/db")', '"postgresql://%s:%s@%s/db" % (u, p, h)',
                  '"postgresql://{}:{}@{}/db".format(u, p, h)', "postgresql://$USER:$DB_PASS@db",

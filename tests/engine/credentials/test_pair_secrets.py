@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.engine.loop.kernel_secrets import code_secrets, credential_variable_values
-from nbagent.engine.loop.output_secrets import output_secrets
+from nbagent.engine.credentials.kernel_secrets import code_secrets, credential_variable_values
+from nbagent.engine.credentials.output_secrets import output_secrets
 from nbagent.notebook.kernel_context import KernelContext
 from nbagent.providers.simulated import SimulatedAPI, text_reply
 from tests.engine.loop.test_query_support import make_engine, run
@@ -77,7 +77,7 @@ def test_a_field_s_label_pair_is_no_password() -> None:
 def test_nested_lists_are_read_as_command_lines_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """Review of atk20: every nested list of strings was read as a command line at each prompt (100
     dicts of 1,000 token lists: 0.6 s became 2.7 s); a variable's own list is always read."""
-    from nbagent.engine.loop import kernel_secrets, list_secrets
+    from nbagent.engine.credentials import kernel_secrets, list_secrets
 
     calls: list[int] = []
     real = list_secrets.argv_secrets

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from nbagent import Agent
-from nbagent.engine.loop.embedded_secrets import MAX_CONNECTION_CHARS, connection_secrets, looks_like_token, url_password
+from nbagent.engine.credentials.embedded_secrets import MAX_CONNECTION_CHARS, connection_secrets, looks_like_token, url_password
+from nbagent.engine.credentials.kernel_secrets import MAX_ITEMS_PER_MAPPING, code_secrets, credential_variable_values
 from nbagent.engine.loop.facts import VariableInfo
-from nbagent.engine.loop.kernel_secrets import MAX_ITEMS_PER_MAPPING, code_secrets, credential_variable_values
 from nbagent.providers.anthropic import simulated_provider
 from nbagent.providers.simulated import SimulatedAPI
 from tests.engine.loop.test_query_support import done_of
@@ -370,7 +370,7 @@ def test_a_cell_of_urls_past_the_code_bound_is_not_tokenized_for_their_queries(m
     # Query tokens made every cell holding "://" and "?" be tokenized whole: an 8.5 MB cell of URLs took
     # 4.8 s at the first prompt after it ran (the review). Past MAX_CODE_CHARS only `@` and connection
     # keys still call for it, as before this session.
-    from nbagent.engine.loop import kernel_secrets
+    from nbagent.engine.credentials import kernel_secrets
 
     tokenized: list[int] = []
 
@@ -454,7 +454,7 @@ def test_a_users_table_gives_a_bounded_number_of_secrets_first_rows_first() -> N
     took five times as long (review)."""
     import pandas as pd
 
-    from nbagent.engine.loop.frame_secrets import MAX_FRAME_VALUES
+    from nbagent.engine.credentials.frame_secrets import MAX_FRAME_VALUES
 
     users = pd.DataFrame({"password_hash": [f"$2b$12$h{i:06d}abcdefghijklmnop" for i in range(2_000)],
                           "api_key": [f"q9Zk2LmX8vB3nR7tW1pY5sD{i:06d}" for i in range(2_000)]})
@@ -556,7 +556,7 @@ def test_a_name_about_a_password_gives_nothing_and_a_password_s_own_name_still_d
     every text the model read, as ``password_min_length`` or ``password_changed_at`` would be."""
     import pandas as pd
 
-    from nbagent.engine.loop.output_secrets import output_secrets
+    from nbagent.engine.credentials.output_secrets import output_secrets
 
     df = pd.DataFrame({"user": ["ana", "bo"], "password_strength": ["moderate-high", "very-strong-pw"],
                        "password_changed_at": ["2024-01-03T10:00", "2024-02-03T11:00"]})

@@ -17,7 +17,7 @@ def named_secret(name: str, value: str) -> bool:
     """Whether ``value`` is a secret by the name that holds it, by the notebook's rule (a password's
     name: any value but a path; a token's or key's name: a value shaped like a generated one). The
     environment's variables follow it too (``OPENAI_KEY``, ``AZURE_OPENAI_KEY``, ``DB_PASS``), beside
-    the names :data:`~nbagent.engine.loop.env_secrets.CREDENTIAL_NAME` takes whatever their value."""
+    the names :data:`~nbagent.engine.credentials.env_secrets.CREDENTIAL_NAME` takes whatever their value."""
     if not MIN_CHARS <= len(value) <= MAX_CHARS or PATH_START.match(value):
         return False
     name = name.translate(SEPARATORS)

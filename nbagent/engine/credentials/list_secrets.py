@@ -12,8 +12,9 @@ from typing import cast
 
 from .assigned_secrets import assigned_secrets
 from .credential_names import keyed_name, snake_name
-from .flag_secrets import dash_passwords, flag_secrets, gap_passwords, mysql_passwords, placeholder
+from .flag_secrets import dash_passwords, flag_secrets, gap_passwords, mysql_passwords
 from .named_values import named_secret
+from .value_rules import placeholder
 
 MAX_PAIRS_PER_LIST = 100
 """Items of a list of (name, value) pairs looked at (a config section's, a query's, a header list's)."""

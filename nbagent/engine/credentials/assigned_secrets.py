@@ -14,6 +14,7 @@ from .embedded_secrets import MAX_CHARS, MIN_CHARS, PATH_START
 from .env_secrets import CREDENTIAL_NAME
 from .flag_secrets import flag_secrets
 from .named_values import named_secret
+from .value_rules import shell_made
 
 _ASSIGNMENT = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})[ \t]*[=:]"
                          r"(?P<rest>[^\n]*)")
@@ -26,9 +27,6 @@ MAX_TEXT_LINES_CHARS = 16_384
 ``open(".env").read()``); a longer one (a document) is not read at each prompt."""
 
 
-_EXPANSION = re.compile(r"\$\(|\$\{|`|\$[A-Za-z_]\w*(?:\s|$)")
-"""An unquoted value the shell makes: a command's output, ``$(…)`` or backquotes, or a variable,
-``${…}`` or ``$NAME`` (then the rest of the line is the command run with it)."""
 _COMMENT_MARKS = (" #", "\t#", " ;", "\t;")
 """What starts a line's inline comment: a blank, then ``#`` (dotenv, YAML, shell) or ``;`` (INI).
 Found with ``str.find``, not a pattern: ``[ \t]+#`` took quadratic time on a long run of blanks."""
@@ -49,7 +47,7 @@ def _value(rest: str) -> str | None:
         return value[1:end] if after is not None and (not after or _is_comment(after)) else None
     starts = [i for i in map(value.find, _COMMENT_MARKS) if i >= 0]
     value = value[:min(starts)].rstrip() if starts else value  # its comment is no part of the value
-    if _EXPANSION.match(value):  # ``API_TOKEN=$(cat token.txt)``, ``PGPASSWORD=$PW psql``: a shell's, no value
+    if shell_made(value):  # ``API_TOKEN=$(cat token.txt)``, ``PGPASSWORD=$PW psql``: a shell's, no value
         return None
     return None if not value or value[0] == "#" or "'" in value or '"' in value else value
 

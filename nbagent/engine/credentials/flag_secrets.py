@@ -4,24 +4,26 @@ and an HTTP header line (``Authorization: Basic …``, as ``http.client``'s debu
 request print it). :mod:`.assigned_secrets` reads ``NAME=value`` lines and :mod:`.kernel_secrets`
 named literals; these were shown whole (a printed command, a config file ``read_file`` showed).
 The same rules decide as for a mapping's keys (:func:`~.named_values.named_secret`): a password's
-name takes any value but a path, a token's a value shaped like a generated one.
+name takes any value but a path, a token's a value shaped like a generated one. A name kept as data
+beside its value (a Kubernetes env entry, ``<add key="Password" value="…"/>``) is
+:mod:`.keyed_secrets`'; what a value is and is not (a stand-in, a metavar), :mod:`.value_rules`'.
 """
 
 from __future__ import annotations
 
 import re
 
-from .credential_names import AUTHORIZATION, SEPARATORS, keyed_name
-from .embedded_secrets import MAX_CHARS, MIN_CHARS, PATH_START, looks_like_token
+from .credential_names import AUTHORIZATION, SEPARATORS
+from .embedded_secrets import MIN_CHARS, PATH_START, looks_like_token
 from .env_secrets import CREDENTIAL_NAME
+from .keyed_secrets import names_beside_values
 from .named_values import named_secret
+from .value_rules import METAVAR, credential_value, named_property
 
 _FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,40})(?:[=:]|(?P<gap>[ \t]+))(?P<q>[\"']?)"
                    r"(?P<value>[^\s\"'<>-][^\s\"'<>]{0,255})(?P=q)")
 """``--name=value``, ``--name:value`` or ``--name value``, no value starting with ``-`` (the next flag:
 ``--password-stdin --username ana``)."""
-_METAVAR = re.compile(r"[A-Z][A-Z0-9_]*[\])},;]*")
-"""``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
 _ELEMENT = re.compile(r"<(?P<tag>(?:[A-Za-z][\w.-]{0,40}:)?(?P<name>[A-Za-z][\w.-]{0,40}))(?:[ \t][^<>]{0,200})?>"
                       r"\s{0,80}(?:<!\[CDATA\[(?P<cdata>[^\]\n]{1,256})\]\]>|(?P<value>[^<>\s]{1,256}))\s{0,80}</(?P=tag)>")
 """``<password>…</password>``, also with attributes, a namespace (``<db:password>``), the value on a line
@@ -64,21 +66,6 @@ _VAULT_PAIR = re.compile(r"(?<=[ \t])(?P<name>[A-Za-z_][\w.-]{0,63})=(?P<value>[
 _NETRC = re.compile(r"(?<![\w-])(?:machine[ \t]+\S{1,256}|default)\s+login[ \t]+\S{1,256}\s+password[ \t]+"
                     r"(?P<value>[^\s\"']{1,256})")
 """``.netrc``'s ``machine host login ana password …`` (one line, or a line each), in that order."""
-_NAME_VALUE = re.compile(r"(?:name|key)(?P<kq>[\"']?)[ \t]*[:=][ \t]*(?P<nq>[\"']?)(?P<name>[A-Za-z_][\w.\-]{0,63})(?P=nq)"
-                         r"(?:[ \t]*,)?\s{1,80}(?:-[ \t]+)?(?P<vq>[\"']?)value(?P=vq)[ \t]*[:=][ \t]*(?P<q>[\"']?)"
-                         r"(?P<value>[^\s\"',}]{%d,256})(?P=q)" % MIN_CHARS)
-"""A setting kept as a name beside its value: a Kubernetes or ECS environment entry (``- name:
-DB_PASSWORD`` then ``value: …``, ``{"name": "DB_PASSWORD", "value": "…"}``), .NET's ``<add
-key="Password" value="…"/>``, Spring's ``<property name="password" value="…"/>``."""
-_SECURE_STRING = re.compile(r"(?P<tq>[\"']?)Type(?P=tq)[ \t]*[:=][ \t]*(?P<sq>[\"']?)SecureString(?P=sq)[ \t]*,?\s{0,80}"
-                            r"(?P<vq>[\"']?)Value(?P=vq)[ \t]*[:=][ \t]*(?P<q>[\"'])(?P<value>[^\"'\n]{1,4096})(?P=q)")
-"""A printed AWS SSM parameter: ``'Type': 'SecureString', 'Value': '…'`` (its value whatever its name)."""
-_KEYED_TAIL = (r"=(?P<nq>[\"'])(?P<name>[^\"'<>]{1,64})(?P=nq)[^<>]{0,200}>"
-               r"(?P<value>[^<>\s]{%d,256})</(?P<tag>[A-Za-z][\w.-]{0,40})>" % MIN_CHARS)
-_KEYED_ELEMENTS = tuple(re.compile(word + _KEYED_TAIL) for word in ("key", "name"))
-"""Java's XML properties: ``<entry key="db.password">…</entry>``. Each pattern starts with its literal
-(the element's opening is checked in :func:`_keyed_elements`): one starting at ``<`` scanned 200 KB
-of HTML whose cells carry ``name=`` in 15 ms, not 2 (review of atk21)."""
 _ORACLE = re.compile(r"(?i:\b(?P<tool>sqlplus|sqlldr|expdp|impdp|exp|imp|rman)\b)(?:[ \t]+(?:-[A-Za-z]+|(?i:target|catalog)))*"
                      r"[ \t]+(?P<q>[\"']?)"
                      r"[\w$#.]{1,64}/(?P<value>[^@\s\"'/]{1,256})@")
@@ -111,18 +98,7 @@ _UPPER_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED")
 _STARTS = frozenset(" \t\n(")
 """What may stand before an inline setting or flag (checked in Python: a look-behind at the start of
 these patterns made each scan 3-15 times slower, having no first character to skip to)."""
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORDS = ("pass", "pw", "secret", "token", "key", "auth", "credential")
-_PLACEHOLDER = re.compile(r"\$\{[^{}]+\}|[$%](?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%?|\{\{?[^{}]*\}\}?|<[^<>]*>"
-                          r"|\[[^\[\]]*\]|(?i:your[_-][a-z0-9_-]*)|(?i:(?:your|my|the)?[_-]?(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key"
-                          r"|key|credentials?|[a-z]+[_-]password))")
-"""A value that stands for one in docs and scripts: ``curl -u user:password``, ``Authorization: Bearer
-$API_TOKEN`` / ``<token>`` / ``{token}``: not a credential, and redacting it hid the word (``password``)
-from every text the model read."""
-
-
-def _credential(value: str) -> bool:
-    return MIN_CHARS <= len(value) <= MAX_CHARS and not _PLACEHOLDER.fullmatch(value)
 
 
 def _authorization(value: str) -> str | None:
@@ -132,17 +108,12 @@ def _authorization(value: str) -> str | None:
     # generated-looking one: ``authorization: disabled`` (a server's config) names none.
     if not space and not looks_like_token(secret):
         return None
-    return secret if _credential(secret) and not any(ch.isspace() for ch in secret) else None
+    return secret if credential_value(secret) and not any(ch.isspace() for ch in secret) else None
 
 
 def _described(match: re.Match[str]) -> bool:
     """A help text's column, not a value: ``--password    Password for the user`` (a word two blanks on)."""
     return len(match.group("gap") or "") > 1 and match.group("value").isalpha()
-
-
-def placeholder(value: str) -> bool:
-    """Whether ``value`` stands for a credential (``password``, ``$TOKEN``, ``<api-key>``) rather than being one."""
-    return _PLACEHOLDER.fullmatch(value) is not None
 
 
 def mysql_passwords(text: str) -> list[str]:
@@ -158,7 +129,7 @@ def mysql_passwords(text: str) -> list[str]:
         line = text[at:end]
         for m in (_MYSQL_P.finditer(line) if "-p" in line else ()):
             value = m.group("dq") or m.group("sq") or m.group("value")
-            if value and _credential(value) and not _PORTS.fullmatch(value):
+            if value and credential_value(value) and not _PORTS.fullmatch(value):
                 found.append(value)
     return found
 
@@ -191,7 +162,7 @@ def gap_passwords(words: list[str]) -> list[str]:
 
 def credential_word(value: str) -> bool:
     """Whether ``value`` may be a password given as a flag's next word (not a placeholder, a metavar, a port or a path)."""
-    return _credential(value) and not _METAVAR.fullmatch(value) and not _PORTS.fullmatch(value) \
+    return credential_value(value) and not METAVAR.fullmatch(value) and not _PORTS.fullmatch(value) \
         and not value.startswith("-") and not PATH_START.match(value)
 
 
@@ -210,7 +181,7 @@ def command_passwords(text: str) -> list[str]:
             found += [m.group("value") for m in _REDIS_PASS.finditer(own) if credential_word(m.group("value"))]
     if "login " in text and "password " in text:
         found += [m.group("value") for m in _NETRC.finditer(text)
-                  if _credential(m.group("value")) and _entry_start(text, m.start())]
+                  if credential_value(m.group("value")) and _entry_start(text, m.start())]
     return found
 
 
@@ -220,12 +191,12 @@ def setting_passwords(text: str, low: str) -> list[str]:
     if "configure" in low or "/user:" in low:
         for m in _SETTING_COMMAND.finditer(text):
             if m.group("net"):
-                found += [m.group("net")] if _credential(m.group("net")) else []
+                found += [m.group("net")] if credential_value(m.group("net")) else []
             else:
-                found += _property(m.group("name"), m.group("value"))
+                found += named_property(m.group("name"), m.group("value"))
     if "vault" in low:
         found += [v for line in _VAULT.finditer(text) for m in _VAULT_PAIR.finditer(line.group())
-                  for v in _property(m.group("name"), m.group("value"))]
+                  for v in named_property(m.group("name"), m.group("value"))]
     return found
 
 
@@ -237,13 +208,13 @@ def dash_passwords(words: list[str]) -> list[str]:
     """keytool's ``"-storepass", "…"``, openssl's ``"-passout", "pass:…"``, Java's ``"-D…Password=…"`` and
     Oracle's ``["sqlplus", "scott/…@orcl"]`` in a command line kept as its arguments, each item whole."""
     found = [v for flag, value in zip(words, words[1:], strict=False) if _DASH_PASS.fullmatch(flag)
-             for v in (value.removeprefix("pass:"),) if _credential(v) and not _METAVAR.fullmatch(v)
+             for v in (value.removeprefix("pass:"),) if credential_value(v) and not METAVAR.fullmatch(v)
              and not _ELSEWHERE.match(v) and not v.startswith("-")]
     found += [v for word in words if word.startswith("-D") and "=" in word
-              for m in (_JAVA_PROPERTY.match(word),) if m is not None for v in _property(m.group("name"), m.group("value"))]
+              for m in (_JAVA_PROPERTY.match(word),) if m is not None for v in named_property(m.group("name"), m.group("value"))]
     if words and words[0].rsplit("/", 1)[-1].lower() in _ORACLE_COMMANDS:
         found += [m.group("value") for word in words[1:] if "/" in word and "@" in word
-                  for m in (_ORACLE.match(f"sqlplus {word}"),) if m is not None and _credential(m.group("value"))]
+                  for m in (_ORACLE.match(f"sqlplus {word}"),) if m is not None and credential_value(m.group("value"))]
     return found
 
 
@@ -265,65 +236,8 @@ def oracle_passwords(text: str, low: str) -> list[str]:
     """Oracle's ``user/password@db`` on a line running its tools (``sqlplus scott/…@orcl``)."""
     if "/" not in text or "@" not in text or not any(tool in low for tool in ORACLE_TOOLS):
         return []
-    return [m.group("value") for m in _ORACLE.finditer(text) if _credential(m.group("value"))
+    return [m.group("value") for m in _ORACLE.finditer(text) if credential_value(m.group("value"))
             and (m.group("tool").lower() not in ("exp", "imp") or _EXP_PARAMETER.search(text, m.end()) is not None)]
-
-
-def _names_beside_values(text: str, low: str) -> list[str]:
-    """The values a ``name``/``key`` beside a ``value`` (:data:`_NAME_VALUE`), or an element's ``key``
-    attribute (:data:`_KEYED_ELEMENTS`), names as credentials."""
-    found: list[str] = []
-    if "value" in low:
-        # An unquoted value cut short at a quote is code, not a value: ``value = os.environ['DB_PASSWORD']``
-        # gave ``os.environ[`` (review of atk21), hidden then wherever code named the environment.
-        found += [v for m in _NAME_VALUE.finditer(text) if _named_here(text, m)
-                  and (m.group("q") or text[m.end():m.end() + 1] not in ("'", '"'))
-                  for v in keyed_property(m.group("name"), m.group("value"))]
-    if "SecureString" in text:
-        found += [m.group("value") for m in _SECURE_STRING.finditer(text) if _credential(m.group("value"))]
-    if "</" in text and ("key=" in text or "name=" in text):
-        found += [v for m in _keyed_elements(text) for v in keyed_property(m.group("name"), m.group("value"))]
-    return found
-
-
-def keyed_property(name: str, value: str) -> list[str]:
-    """``value`` when ``name``, kept as data beside it (a Kubernetes env entry, an XML ``key=``), is a
-    credential's name itself (:data:`~.credential_names.KEYED_NAME`, as a settings table's key): not a name
-    about one (review of atk21: ``SECRET_NAME``/``db-credentials``, ``password_strength``/``moderate-high``)."""
-    return _property(name, value) if keyed_name(name) else []
-
-
-def _keyed_elements(text: str) -> list[re.Match[str]]:
-    """:data:`_KEYED_ELEMENTS`' matches whose attribute is in the opening tag of the element they close
-    (``<entry key="…">``: the tag's name, then attributes after blanks, up to the attribute)."""
-    found: list[re.Match[str]] = []
-    for pattern in _KEYED_ELEMENTS:
-        for m in pattern.finditer(text):
-            start, tag = m.start(), m.group("tag")
-            lt = text.rfind("<", max(0, start - 242), start)
-            opening = text[lt + 1:start] if lt >= 0 else ""
-            if (opening.startswith(tag) and opening[len(tag):len(tag) + 1].isspace() and opening[-1:].isspace()
-                    and ">" not in opening):
-                found.append(m)
-    return found
-
-
-def _named_here(text: str, match: re.Match[str]) -> bool:
-    """Whether ``name``/``key`` starts a word, its opening quote matching its closing one (checked here:
-    a look-behind in the pattern made it scan 200 KB of a table naming ``value`` in 10 ms, not 1)."""
-    before = text[match.start() - 1] if match.start() else ""
-    quote = match.group("kq")
-    return (before == quote and (match.start() < 2 or not (text[match.start() - 2].isalnum() or
-                                                                text[match.start() - 2] == "_"))) if quote else \
-        not (before.isalnum() or before == "_")
-
-
-def _property(name: str, value: str) -> list[str]:
-    """``value`` when ``name`` (``auth.rootPassword``, ``javax.net.ssl.trustStorePassword``) names a credential."""
-    if not _credential(value):  # first: a table's short cells are most of what is looked at
-        return []
-    key = _CAMEL.sub("_", name).translate(SEPARATORS).lower()
-    return [value] if not _METAVAR.fullmatch(value) and named_secret(key, value) else []
 
 
 def _inline(text: str) -> list[str]:
@@ -334,14 +248,14 @@ def _inline(text: str) -> list[str]:
             # ``PGPASSWORD=…&&psql``, ``…& psql``: the next command, a background job; an ``&`` inside stays
             start, value = _name_start(text, m.start()), m.group("quoted") or m.group("value").split("&&")[0].rstrip("&")
             # ``-e 'POSTGRES_PASSWORD=…'``: a quote may open the setting too
-            if (start == 0 or text[start - 1] in _STARTS or text[start - 1] in "\"'") and _credential(value) and \
+            if (start == 0 or text[start - 1] in _STARTS or text[start - 1] in "\"'") and credential_value(value) and \
                     CREDENTIAL_NAME.fullmatch(text[start:m.start()] + m.group("name")) and not PATH_START.match(value):
                 found.append(value)
     if "=" in text and "-D" in text:
-        found += [v for m in _matches(_JAVA_PROPERTY, text) for v in _property(m.group("name"), m.group("value"))]
+        found += [v for m in _matches(_JAVA_PROPERTY, text) for v in named_property(m.group("name"), m.group("value"))]
     if "pass" in text:
         values = (m.group("quoted") or m.group("quoted2") or m.group("value") for m in _matches(_SINGLE_DASH, text))
-        found += [v for v in values if _credential(v) and not _METAVAR.fullmatch(v) and not _ELSEWHERE.match(v)]
+        found += [v for v in values if credential_value(v) and not METAVAR.fullmatch(v) and not _ELSEWHERE.match(v)]
     return found
 
 
@@ -366,7 +280,7 @@ def _command_secrets(text: str, low: str) -> list[str]:
     found: list[str] = []
     if "-u" in text:
         found += [m.group("value") for m in _CURL_USER.finditer(text) if not _user_group(text, m)
-                  if _credential(m.group("value")) and "://" not in m.group("value")]
+                  if credential_value(m.group("value")) and "://" not in m.group("value")]
     if "-p" in text and ("mysql" in low or "mariadb" in low):
         found += mysql_passwords(text)
     if ("-p" in text or "-a" in text or "-P" in text or "login " in text) and any(c in low for c in _GAP_WORDS):
@@ -390,14 +304,14 @@ def flag_secrets(text: str) -> list[str]:
         for m in _FLAG.finditer(text):  # one pass: a log's ``--`` flags are many
             value = m.group("value")
             if "=" in value:  # ``--set auth.password=…``
-                found += _property(*value.partition("=")[::2])
-            if not _METAVAR.fullmatch(value) and _credential(value) and not _described(m) \
+                found += named_property(*value.partition("=")[::2])
+            if not METAVAR.fullmatch(value) and credential_value(value) and not _described(m) \
                     and not m.group("name").endswith("-stdin") and named_secret(m.group("name"), value):
                 found.append(value)  # ``--password-stdin registry``: a server's name, not the value
-    found += _names_beside_values(text, low)
+    found += names_beside_values(text, low)
     if "</" in text:
         values = ((m.group("name"), m.group("cdata") or m.group("value")) for m in _ELEMENT.finditer(text))
-        found += [value for name, value in values if _credential(value) and named_secret(name, value)]
+        found += [value for name, value in values if credential_value(value) and named_secret(name, value)]
     if "authorization" in low:
         for match in _HEADER.finditer(text):
             secret = _authorization(match.group("value"))
@@ -407,4 +321,4 @@ def flag_secrets(text: str) -> list[str]:
 
 
 __all__ = ["ORACLE_TOOLS", "command_passwords", "credential_word", "dash_passwords", "flag_secrets", "gap_passwords",
-           "keyed_property", "mysql_passwords", "placeholder"]
+           "mysql_passwords"]

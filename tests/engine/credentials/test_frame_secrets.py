@@ -8,8 +8,8 @@ import io
 
 import pytest
 
-from nbagent.engine.loop import frame_secrets
-from nbagent.engine.loop.kernel_secrets import credential_variable_values
+from nbagent.engine.credentials import frame_secrets
+from nbagent.engine.credentials.kernel_secrets import credential_variable_values
 
 pd = pytest.importorskip("pandas")
 

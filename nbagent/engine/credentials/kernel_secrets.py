@@ -26,11 +26,12 @@ from .credential_names import PASSWORD_NAME as _PASSWORD_NAME
 from .credential_names import SEPARATORS as _SEPARATORS
 from .credential_names import TOKEN_NAME as _TOKEN_NAME
 from .embedded_secrets import CONNECTION_KEYS, MAX_CHARS, MIN_CHARS, embedded_secrets
-from .flag_secrets import flag_secrets, placeholder
+from .flag_secrets import flag_secrets
 from .frame_secrets import FRAME_BUDGETS, frame_columns
 from .list_secrets import MAX_ARGV_LISTS, MAX_ENTRY_ITEMS, argv_secrets, key_value_pairs, listed_argv_secrets, named_entry
 from .named_values import named_secret
 from .text_records import RECORD_FIRSTS, TextScans
+from .value_rules import placeholder
 
 MAX_ITEMS_PER_MAPPING = 1_000
 """Items looked at in each mapping (a vocabulary of 100,000 words is not walked whole, and does not

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.engine.loop.assigned_secrets import assigned_secrets
+from nbagent.engine.credentials.assigned_secrets import assigned_secrets
 
 PASSWORD = "Zq7-Loud-Tiger-42"
 

@@ -11,8 +11,8 @@ from urllib.parse import quote, quote_plus
 
 from nbagent.engine.contracts.events import CallPreview
 from nbagent.engine.contracts.tool_api import ToolContext, ToolLike, ToolOutput, truncate_middle
+from nbagent.engine.credentials.secret_forms import forms_of, secret_forms
 from nbagent.engine.loop.sanitize import REDACTED, Sanitizer, StreamRedactor
-from nbagent.engine.loop.secret_forms import forms_of, secret_forms
 from nbagent.engine.loop.tool_runner import _describer, _sanitized
 
 PASSWORD = "S3cure\\Pa55'word\"2026"  # a backslash and both quote kinds

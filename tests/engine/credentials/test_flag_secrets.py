@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from nbagent.engine.loop import kernel_secrets
-from nbagent.engine.loop.kernel_secrets import credential_variable_values
-from nbagent.engine.loop.output_secrets import output_secrets
+from nbagent.engine.credentials import kernel_secrets
+from nbagent.engine.credentials.kernel_secrets import credential_variable_values
+from nbagent.engine.credentials.output_secrets import output_secrets
 
 PASSWORD = "Zq7-Loud-Tiger-42"
 TOKEN = "tk_4fT9xQ2mLp8ZrW1vNc7YhK3s"
@@ -46,7 +46,7 @@ def test_a_list_of_variables_gives_the_credentials_it_names() -> None:
 
 
 def test_curl_s_user_password_and_a_cell_s_command_give_their_password() -> None:
-    from nbagent.engine.loop.kernel_secrets import code_secrets
+    from nbagent.engine.credentials.kernel_secrets import code_secrets
 
     assert output_secrets(f"$ curl -u ana:{PASSWORD} https://api.example/v1") == (PASSWORD,)
     assert code_secrets(f"get_ipython().system('curl -u ana:{PASSWORD} https://api.example/v1')") == (PASSWORD,)
@@ -164,7 +164,7 @@ def test_inline_settings_that_name_no_credential_or_hold_code_give_nothing() -> 
 def test_a_cell_s_shell_command_gives_its_inline_and_short_flag_credentials() -> None:
     """``!mysql -p…`` and ``!PGPASSWORD=… psql`` (IPython keeps them as ``get_ipython().system('…')``),
     ``subprocess.run("docker run -e …")``: the literal was read for flags only where it had ``--`` or ``-u``."""
-    from nbagent.engine.loop.kernel_secrets import code_secrets
+    from nbagent.engine.credentials.kernel_secrets import code_secrets
 
     for code in (f"get_ipython().system('mysql -p{PASSWORD} sales')",
                  f"get_ipython().system('PGPASSWORD={PASSWORD} psql -h db')",
@@ -222,7 +222,7 @@ def test_a_form_field_whose_value_is_its_label_written_otherwise_gives_nothing()
 def test_php_ruby_and_go_named_literals_give_their_values() -> None:
     """``'password' => '…'`` (a PHP config array, a Ruby hash) and Go's ``password := "…"`` were shown
     whole where ``password="…"`` was not (read_file of config.php, a printed hash)."""
-    from nbagent.engine.loop.kernel_secrets import code_secrets
+    from nbagent.engine.credentials.kernel_secrets import code_secrets
 
     for text in (f"'password' => '{PASSWORD}',", f':password => "{PASSWORD}"', f'password := "{PASSWORD}"'):
         assert output_secrets(text) == (PASSWORD,) and code_secrets(text) == (PASSWORD,), text
@@ -250,7 +250,7 @@ def test_an_argument_list_of_a_command_whose_flag_takes_the_next_word_gives_it_w
 def test_cli_settings_vault_pairs_net_use_and_joined_login_flags_give_their_passwords() -> None:
     """``aws configure set aws_secret_access_key …``, ``vault kv put secret/db password=…``, Windows'
     ``net use … /user:ana …``, ``az login -p …``, ``sshpass -p…`` joined (attacker pass 21: shown whole)."""
-    from nbagent.engine.loop.kernel_secrets import code_secrets
+    from nbagent.engine.credentials.kernel_secrets import code_secrets
 
     for text in (f"aws configure set aws_secret_access_key {PASSWORD}", f"vault kv put secret/db password={PASSWORD}",
                  f"net use Z: \\\\srv\\share /user:ana {PASSWORD}", f"az login -u ana@example.com -p {PASSWORD}",
@@ -306,7 +306,7 @@ def test_a_name_about_a_credential_beside_its_value_gives_nothing() -> None:
 def test_a_javascript_arrow_returning_a_text_gives_nothing() -> None:
     """Review of atk21: ``=>`` after a bare name read JavaScript's arrow as PHP's/Ruby's ``=>``, so a
     .js file's ``const check = secret => 'redacted-value-here'`` hid that text; Ruby's symbol still names one."""
-    from nbagent.engine.loop.kernel_secrets import code_secrets
+    from nbagent.engine.credentials.kernel_secrets import code_secrets
 
     for text in ("const check = secret => 'redacted-value-here'", "rows.map(password => \"hidden-for-display\")"):
         assert code_secrets(text) == () and output_secrets(text) == (), text

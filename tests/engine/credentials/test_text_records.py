@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from nbagent.engine.loop import text_records
-from nbagent.engine.loop.kernel_secrets import credential_variable_values
+from nbagent.engine.credentials import text_records
+from nbagent.engine.credentials.kernel_secrets import credential_variable_values
 
 CONFIG = {"user": "ana", "password": "Js7-q2#Lm9xx-Zz", "port": 5432}
 TOKEN = "tkn_9fQ2Lx7Pw4Zr8Mn3Bv6"

@@ -13,8 +13,8 @@ import re
 from typing import Iterable, Iterator, Mapping
 
 from .embedded_secrets import embedded_secrets
+from .key_shapes import KEY_SHAPES, may_hold_key
 from .named_values import named_secret
-from .sanitize import KEY_SHAPES, may_hold_key
 
 # Variables named as credentials are (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD,
 # HF_TOKEN): the tool's process never gets them, whatever they hold. Also the ones tools name their

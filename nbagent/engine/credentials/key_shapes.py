@@ -1,0 +1,61 @@
+"""Credentials recognised by their shape, whatever variable holds them or none (a key typed into a
+cell): :data:`KEY_SHAPES`, the cheap test before its patterns (:func:`may_hold_key`), and
+:func:`redact_shapes`, which also takes URL queries' tokens and URLs' passwords out of a text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .query_text import may_hold_query, redact_query_tokens, redact_url_passwords
+from .secret_forms import REDACTED
+
+_GITHUB_MARKERS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
+_GITHUB_MARKER = re.compile("gh[pousr]_")  # one scan for the five (code is full of "gh": high, right)
+_SHAPES = (  # markers, the shape(s) they start; each searched only where a marker is (most text has none)
+    (("sk-",), r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9]{40,}"),
+    (("earer ",), r"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{12,}=*"),
+    (("hf_",), r"hf_[A-Za-z0-9]{30,}"),
+    # A literal first (the regex engine then scans for it in C), the word's start checked behind it.
+    (_GITHUB_MARKERS, r"gh(?<![A-Za-z0-9_]gh)[pousr]_[A-Za-z0-9]{36,}"),
+    (("github_pat_",), r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{50,}"),
+    (("xox",), r"xox(?<![A-Za-z0-9_]xox)[abeprs]-[0-9]+-[A-Za-z0-9\-]{10,}"),
+    # Not inside base64 (a plot's PNG): a '/' or '+' before it is no word's start there.
+    (("AIza",), r"AIza(?<![A-Za-z0-9_+/\-]AIza)[A-Za-z0-9_\-]{35}"),
+    (("k_live_",), r"(?<![A-Za-z0-9_])[rs]k_live_[A-Za-z0-9]{20,}"),
+)
+_SHAPE_PATTERNS = tuple((markers, re.compile(shape)) for markers, shape in _SHAPES)
+KEY_SHAPES = re.compile("|".join(shape for _markers, shape in _SHAPES))
+"""Credentials recognised by their shape: Anthropic API keys (``sk-ant-…``), OpenAI's (``sk-proj-…``,
+``sk-`` and 48 letters and digits), Hugging Face tokens (``hf_…``: ``login(token="hf_…")`` in a
+notebook's cell), bearer tokens (``Authorization: Bearer …``, ``curl -H "Authorization: Bearer
+…"``), GitHub's (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_`` and 36 letters and digits;
+``github_pat_…``), Slack's (``xoxb-123…-…``), Google API keys (``AIza…``) and Stripe's live keys
+(``sk_live_…``, ``rk_live_…``): each with a marker and a length ordinary text does not have."""
+
+
+def may_hold_key(text: str) -> bool:
+    """Whether ``text`` may hold a :data:`KEY_SHAPES` credential (the cheap test before the regex,
+    on every string the model is sent: prose, most of it, has no ``_``, and base64 no ``-``)."""
+    if "sk-" in text or "earer " in text or "AIza" in text or ("xox" in text and "-" in text):
+        return True
+    return "_" in text and ("hf_" in text or "_pat_" in text or "k_live_" in text
+                            or ("gh" in text and _GITHUB_MARKER.search(text) is not None))
+
+
+def redact_shapes(text: str) -> str:
+    """``text`` with every credential of :data:`KEY_SHAPES` replaced by ``[redacted]``, every URL
+    query's token (:func:`~.query_text.redact_query_tokens`: ``?api_key=…`` in an error) and every
+    URL's password (:func:`~.query_text.redact_url_passwords`)."""
+    if may_hold_query(text):
+        text = redact_query_tokens(text)
+    text = redact_url_passwords(text)
+    if not may_hold_key(text):
+        return text
+    for markers, pattern in _SHAPE_PATTERNS:
+        if any(marker in text for marker in markers):
+            text = pattern.sub(REDACTED, text)
+    return text
+
+
+__all__ = ["KEY_SHAPES", "may_hold_key", "redact_shapes"]
