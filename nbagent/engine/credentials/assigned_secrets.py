@@ -11,9 +11,9 @@ import re
 
 from .credential_names import SEPARATORS
 from .embedded_secrets import MAX_CHARS, MIN_CHARS, PATH_START
-from .env_secrets import CREDENTIAL_NAME
+from .env_secrets import credential_setting
 from .flag_secrets import flag_secrets
-from .named_values import named_secret
+from .named_values import masked, named_secret
 from .value_rules import shell_made
 
 _ASSIGNMENT = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})[ \t]*[=:]"
@@ -62,12 +62,12 @@ def assigned_secrets(text: str) -> list[str]:
         return found
     for match in _ASSIGNMENT.finditer(text):
         name, value = match.group("name"), _value(match.group("rest"))
-        if value is None or not MIN_CHARS <= len(value) <= MAX_CHARS:
+        if value is None or not MIN_CHARS <= len(value) <= MAX_CHARS or masked(value):
             continue
         # The environment's rule (``MAPBOX_TOKEN=letmein-dev-2024``: whatever the value) or the
         # notebook's, but never a path (a printed ``TOKEN_DIR=/srv/cache``; review of session 57).
         key = name.translate(SEPARATORS)
-        if (CREDENTIAL_NAME.fullmatch(key) and not PATH_START.match(value)) or named_secret(key, value):
+        if (credential_setting(key) and not PATH_START.match(value)) or named_secret(key, value):
             found.append(value)
     return found
 

@@ -6,9 +6,14 @@ from __future__ import annotations
 import re
 
 _ABOUT = (r"(?:STRENGTH|LENGTH|LEN|MIN|MAX|POLICY|SCORE|ENTROPY|EXPIRY|EXPIRES|EXPIRED|EXPIRATION|AGE|DAYS|CHANGED"
-          r"|UPDATED|CREATED|AT|COUNT|ATTEMPTS|REQUIRED|RULES?|PATTERN|REGEX|LABEL|PROMPT|FIELD|COLUMN)")
+          r"|UPDATED|CREATED|AT|COUNT|ATTEMPTS|REQUIRED|RULES?|PATTERN|REGEX|LABEL|PROMPT|FIELD|COLUMN"
+          r"|NAME|ID|ARN|TYPE|URL|URI|ENDPOINT|HEADER|VERSION|FORMAT|SIZE|LIMIT|TTL|ENABLED|SCOPES?)")
 """The last word of a name about a password, not of one (``password_strength``, ``password_min_length``,
-``password_changed_at``): a DataFrame's ``password_strength`` column was hidden (review of atk21)."""
+``password_changed_at``, ``SECRET_NAME``): a DataFrame's ``password_strength`` column was hidden (review of atk21)."""
+ABOUT_CREDENTIAL = re.compile(r"(?i)(?!.*WEBHOOK_URL$).+_" + _ABOUT)
+"""A name about a credential, by its last word (``SECRET_NAME=db-credentials``, ``TOKEN_LIMIT=409600``,
+``API_KEY_ID``, ``TOKEN_URL``; a webhook's URL is one): where a printed setting's value is kept from the
+model by its name alone (the environment's rule), such a name's is not."""
 # A secret by its name alone (any value, passphrases with spaces included) ...
 PASSWORD_NAME = re.compile(r"(?i)(?!(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|PWD?)_(?:.*_)?" + _ABOUT + r"$)"
                            r"(?:(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?"
@@ -56,5 +61,5 @@ def frame_credential_name(label: str) -> bool:
     return bool(PASSWORD_NAME.fullmatch(key) or FRAME_TOKEN_NAME.fullmatch(key) or AUTHORIZATION.fullmatch(key))
 
 
-__all__ = ["AUTHORIZATION", "FRAME_TOKEN_NAME", "KEYED_NAME", "PASSWORD_NAME", "SEPARATORS", "TOKEN_NAME", "WEAK_PASSWORD_NAME",
-           "frame_credential_name", "keyed_name", "snake_name"]
+__all__ = ["ABOUT_CREDENTIAL", "AUTHORIZATION", "FRAME_TOKEN_NAME", "KEYED_NAME", "PASSWORD_NAME", "SEPARATORS", "TOKEN_NAME",
+           "WEAK_PASSWORD_NAME", "frame_credential_name", "keyed_name", "snake_name"]

@@ -12,6 +12,7 @@ import os
 import re
 from typing import Iterable, Iterator, Mapping
 
+from .credential_names import ABOUT_CREDENTIAL
 from .embedded_secrets import embedded_secrets
 from .key_shapes import KEY_SHAPES, may_hold_key
 from .named_values import named_secret
@@ -22,6 +23,13 @@ from .named_values import named_secret
 # working folder), KAGGLE_KEY, an Azure storage ACCOUNT_KEY, a GitHub PAT, a Slack WEBHOOK_URL.
 CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIALS?"
                              r"|ACCOUNT_KEY|STORAGE_KEY|PAT|WEBHOOK_URL)(?:_.*)?|PGPASSWORD|MYSQL_PWD|KAGGLE_KEY")
+
+
+def credential_setting(name: str) -> bool:
+    """Whether a printed ``NAME=value`` setting's ``name`` is a credential's by the environment's rule,
+    not a name about one (:data:`~.credential_names.ABOUT_CREDENTIAL`: whose value the model may need;
+    the environment's own values stay by :data:`CREDENTIAL_NAME` alone)."""
+    return CREDENTIAL_NAME.fullmatch(name) is not None and ABOUT_CREDENTIAL.fullmatch(name) is None
 
 
 def credential_env_values() -> tuple[str, ...]:
@@ -73,4 +81,4 @@ class ChildEnvironment(Mapping[str, str]):
         return len(self._data())
 
 
-__all__ = ["CREDENTIAL_NAME", "ChildEnvironment", "child_environment", "credential_env_values"]
+__all__ = ["CREDENTIAL_NAME", "ChildEnvironment", "child_environment", "credential_env_values", "credential_setting"]

@@ -15,7 +15,7 @@ import re
 
 from .credential_names import AUTHORIZATION, SEPARATORS
 from .embedded_secrets import MIN_CHARS, PATH_START, looks_like_token
-from .env_secrets import CREDENTIAL_NAME
+from .env_secrets import credential_setting
 from .keyed_secrets import names_beside_values
 from .named_values import named_secret
 from .value_rules import METAVAR, credential_value, named_property
@@ -249,7 +249,7 @@ def _inline(text: str) -> list[str]:
             start, value = _name_start(text, m.start()), m.group("quoted") or m.group("value").split("&&")[0].rstrip("&")
             # ``-e 'POSTGRES_PASSWORD=…'``: a quote may open the setting too
             if (start == 0 or text[start - 1] in _STARTS or text[start - 1] in "\"'") and credential_value(value) and \
-                    CREDENTIAL_NAME.fullmatch(text[start:m.start()] + m.group("name")) and not PATH_START.match(value):
+                    credential_setting(text[start:m.start()] + m.group("name")) and not PATH_START.match(value):
                 found.append(value)
     if "=" in text and "-D" in text:
         found += [v for m in _matches(_JAVA_PROPERTY, text) for v in named_property(m.group("name"), m.group("value"))]

@@ -10,7 +10,7 @@ import re
 
 from .credential_names import snake_name
 from .embedded_secrets import MAX_CHARS, MIN_CHARS
-from .named_values import named_secret
+from .named_values import masked, named_secret
 
 METAVAR = re.compile(r"[A-Z][A-Z0-9_]*[\])},;]*")
 """``--password PASSWORD`` in a command's help (argparse's metavar): a placeholder, not the value."""
@@ -28,7 +28,7 @@ _SHELL_MADE = re.compile(r"\$\(|\$\{|`|\$[A-Za-z_]\w*(?:\s|$)")
 
 def credential_value(value: str) -> bool:
     """Whether ``value`` may be a credential: its length within bounds, and no stand-in for one."""
-    return MIN_CHARS <= len(value) <= MAX_CHARS and not _PLACEHOLDER.fullmatch(value)
+    return MIN_CHARS <= len(value) <= MAX_CHARS and not _PLACEHOLDER.fullmatch(value) and not masked(value)
 
 
 def placeholder(value: str) -> bool:

@@ -48,3 +48,27 @@ def test_a_value_the_shell_makes_is_no_value(line: str) -> None:
 
 def test_a_value_that_only_holds_a_dollar_is_still_a_value() -> None:
     assert set(assigned_secrets("DB_PASSWORD=Tr0ub4dor$3x\nAPI_TOKEN=$ecr3t-Pa55!\n")) == {"Tr0ub4dor$3x", "$ecr3t-Pa55!"}
+
+
+@pytest.mark.parametrize("text", [
+    "SECRET_NAME=db-credentials", "TOKEN_LIMIT=409600", "$ TOKEN_LIMIT=409600 python run.py",
+    "API_KEY_ID=AKIAEXAMPLE123", "TOKEN_URL=https://auth.example.com/oauth/token", "PASSWORD_MIN_LENGTH=123456",
+    "DB_PASSWORD=********", 'password = "********"', "password: ••••••••", "mysql -u ana -p******** sales",
+    '{"db_password": "DB Password"}',
+])
+def test_a_setting_about_a_credential_or_a_masked_one_reaches_the_model(text: str) -> None:
+    """``SECRET_NAME=db-credentials`` (an AWS secret's name), ``TOKEN_LIMIT=409600`` and a password
+    printed masked were hidden from every text the model read, as if each were the credential."""
+    from nbagent.engine.credentials.output_secrets import output_secrets
+    assert output_secrets(text + "\n") == ()
+
+
+@pytest.mark.parametrize("text, value", [
+    ("SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T0/B0/abcdefgh", "https://hooks.slack.com/services/T0/B0/abcdefgh"),
+    ("SECRET_KEY_BASE=abcdef0123456789abcdef", "abcdef0123456789abcdef"),
+    ("DB_PASSWORD_PROD=hunter2hunter", "hunter2hunter"),
+    ("$ PGPASSWORD=x********y psql", "x********y"),
+])
+def test_a_credential_named_so_is_still_hidden_whatever_its_last_word(text: str, value: str) -> None:
+    from nbagent.engine.credentials.output_secrets import output_secrets
+    assert output_secrets(text + "\n") == (value,)
