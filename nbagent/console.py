@@ -38,7 +38,9 @@ def format_event(event: ev.Event) -> str | None:
 
 def _format_event(event: ev.Event) -> str | None:
     if isinstance(event, (ev.TextDelta, ev.ThinkingDelta)):
-        return event.text
+        # A reply's ``\r\n`` split between two deltas: the ``\n`` starts the next one. Marked, the
+        # ``\r`` showed ``⟦U+000D⟧`` at the line's end; dropped, a lone one acts on nothing either.
+        return event.text[:-1] if event.text.endswith("\r") else event.text
     if isinstance(event, ev.ToolUse):
         return f"\n  ▶ {event.name} {_short(event.input)}\n"
     if isinstance(event, ev.PermissionAsked):

@@ -76,3 +76,11 @@ def test_hebrew_and_arabic_prose_keeps_its_direction_marks() -> None:
     prose = "שלום \u200fעולם, مرحبا\u061c بالعالم, page\u200e 3"
     assert terminal_text(prose) == prose
     assert terminal_text("a\u202eb\u2067c\u2069") == "a⟦U+202E⟧b⟦U+2067⟧c⟦U+2069⟧"
+
+
+def test_a_line_end_split_between_two_streamed_deltas_prints_as_one_line_end() -> None:
+    """A reply's ``\\r\\n`` cut between two deltas printed ``⟦U+000D⟧`` at the end of the line."""
+    out = io.StringIO()
+    for event in (ev.TextDelta(text="first line\r"), ev.TextDelta(text="\nsecond\rline\r\n")):
+        print_event(event, out)
+    assert out.getvalue() == "first line\nsecond⟦U+000D⟧line\n"
