@@ -7,13 +7,14 @@ import re
 
 _ABOUT = (r"(?:STRENGTH|LENGTH|LEN|MIN|MAX|POLICY|SCORE|ENTROPY|EXPIRY|EXPIRES|EXPIRED|EXPIRATION|AGE|DAYS|CHANGED"
           r"|UPDATED|CREATED|AT|COUNT|ATTEMPTS|REQUIRED|RULES?|PATTERN|REGEX|LABEL|PROMPT|FIELD|COLUMN"
-          r"|NAME|ID|ARN|TYPE|URL|URI|ENDPOINT|HEADER|VERSION|FORMAT|SIZE|LIMIT|TTL|ENABLED|SCOPES?)")
+          r"|NAME|ID|ARN|TYPE|VERSION|FORMAT|SIZE|LIMIT|TTL|ENABLED|SCOPES?)")
 """The last word of a name about a password, not of one (``password_strength``, ``password_min_length``,
 ``password_changed_at``, ``SECRET_NAME``): a DataFrame's ``password_strength`` column was hidden (review of atk21)."""
-ABOUT_CREDENTIAL = re.compile(r"(?i)(?!.*WEBHOOK_URL$).+_" + _ABOUT)
+ABOUT_CREDENTIAL = re.compile(r"(?i).+_" + _ABOUT)
 """A name about a credential, by its last word (``SECRET_NAME=db-credentials``, ``TOKEN_LIMIT=409600``,
-``API_KEY_ID``, ``TOKEN_URL``; a webhook's URL is one): where a printed setting's value is kept from the
-model by its name alone (the environment's rule), such a name's is not."""
+``API_KEY_ID``): where a printed setting's value is kept from the model by its name alone (the
+environment's rule), such a name's is not. Not a URL's or a header's (``SECRET_URL``, a webhook's,
+holds the secret in its path; ``TOKEN_HEADER``, ``X-Api-Key: …``)."""
 # A secret by its name alone (any value, passphrases with spaces included) ...
 PASSWORD_NAME = re.compile(r"(?i)(?!(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|PWD?)_(?:.*_)?" + _ABOUT + r"$)"
                            r"(?:(?:.*_)?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|PRIVATE_KEY)(?:_.*)?"

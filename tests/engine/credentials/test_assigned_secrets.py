@@ -52,7 +52,7 @@ def test_a_value_that_only_holds_a_dollar_is_still_a_value() -> None:
 
 @pytest.mark.parametrize("text", [
     "SECRET_NAME=db-credentials", "TOKEN_LIMIT=409600", "$ TOKEN_LIMIT=409600 python run.py",
-    "API_KEY_ID=AKIAEXAMPLE123", "TOKEN_URL=https://auth.example.com/oauth/token", "PASSWORD_MIN_LENGTH=123456",
+    "API_KEY_ID=AKIAEXAMPLE123", "PASSWORD_MIN_LENGTH=123456", "TOKEN_TYPE=Bearer-JWT",
     "DB_PASSWORD=********", 'password = "********"', "password: ••••••••", "mysql -u ana -p******** sales",
     '{"db_password": "DB Password"}',
 ])
@@ -66,9 +66,16 @@ def test_a_setting_about_a_credential_or_a_masked_one_reaches_the_model(text: st
 @pytest.mark.parametrize("text, value", [
     ("SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T0/B0/abcdefgh", "https://hooks.slack.com/services/T0/B0/abcdefgh"),
     ("SECRET_KEY_BASE=abcdef0123456789abcdef", "abcdef0123456789abcdef"),
+    ("SECRET_URL=https://hooks.example.com/services/T0/B0/abcdefgh", "https://hooks.example.com/services/T0/B0/abcdefgh"),
     ("DB_PASSWORD_PROD=hunter2hunter", "hunter2hunter"),
     ("$ PGPASSWORD=x********y psql", "x********y"),
 ])
 def test_a_credential_named_so_is_still_hidden_whatever_its_last_word(text: str, value: str) -> None:
     from nbagent.engine.credentials.output_secrets import output_secrets
     assert output_secrets(text + "\n") == (value,)
+
+
+def test_a_variable_about_a_secret_is_shown_and_one_holding_it_is_not() -> None:
+    from nbagent.engine.credentials.named_values import named_secret
+    assert not named_secret("secret_name", "db-credentials") and not named_secret("password_type", "one-time-pad")
+    assert named_secret("secret_url", "https://hooks.example.com/T0/B0/abcdefgh") and named_secret("db_password", "hunter2hunter")
