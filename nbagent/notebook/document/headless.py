@@ -27,7 +27,7 @@ _MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 # nbconvert's default output beside its input: a copy of the notebook that ran, not another notebook.
 _NBCONVERT_OUTPUT = ".nbconvert.ipynb"
 # An agent cell: ``%%agent`` on its first line (any other cell magic may wrap a loop of prompts).
-_AGENT_CELL = re.compile(r"\s*%%agent(?:[ \t]|$)", re.MULTILINE)
+_AGENT_CELL = re.compile(r"\s*%%agent(?:[ \t\r]|$)", re.MULTILINE)  # \r: a cell saved with Windows line ends
 
 
 def executing_code() -> str | None:

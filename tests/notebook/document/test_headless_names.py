@@ -3,6 +3,7 @@ nbagent ever opens or names: the headless replay's reads and the line about a re
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,16 @@ def test_a_name_with_a_folder_a_dot_an_escape_or_another_suffix_is_neither_read_
 def test_a_hidden_notebook_once_named_as_gone_is_not_any_more(tmp_path: Path) -> None:
     # The two checks differed: the renamed-notebook line named ".x.ipynb", which the reads refused.
     assert not _gone(tmp_path, ".x.ipynb")
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
+def test_an_agent_cell_saved_with_either_line_end_counts_as_run_again_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                             end: str) -> None:
+    """A ``%%agent`` cell saved with Windows line ends fell back to the old headless rule: its re-run
+    in JupyterLab replayed headless the answer the re-run had replaced."""
+    from nbagent.notebook.document import headless
+
+    code = f"%%agent{end}what is 17 * 23?"
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": code}]}))
+    monkeypatch.setattr(headless, "executing_code", lambda: code)
+    assert headless.runs_again_in_place(tmp_path, "nb.ipynb", "what is 17 * 23?")
