@@ -354,3 +354,37 @@ def test_a_base_url_without_http_says_what_was_given_never_a_password(url: str, 
     with pytest.raises(EndpointError) as raised:
         Endpoint(name="lab", base_url=url)
     assert said in str(raised.value) and "s3cret" not in str(raised.value)
+
+
+@pytest.mark.parametrize("row", [
+    {"base_url": "http://class-gw.test:4000", "auth_token_env": "NBAGENT_WORK_GW"},  # a host trusted for another project
+    {"model": "claude-sonnet-4-5", "auth_token_env": "NBAGENT_WORK_GW"},  # no base_url: Anthropic's API
+    {"base_url": "http://class-gw.test:4000", "api_key_env": "NBAGENT_WORK_GW"},
+])
+def test_a_project_profile_may_not_send_the_key_of_your_profile_to_another_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row: dict[str, Any]) -> None:
+    """Attacker pass 22: a project file may name only ``NBAGENT_*`` variables, but one of them may be
+    the one your own profile reads its gateway's token from: its profile then sent that token to
+    any host you trusted for some other project file (a class's gateway), or to Anthropic's API."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("NBAGENT_WORK_GW", TOKEN)
+    trust_host("http://class-gw.test:4000")
+    repo = _project(tmp_path, {"lab": row}, user={"work": {"base_url": URL, "auth_token_env": "NBAGENT_WORK_GW"}})
+    with pytest.raises(EndpointError, match=r"NBAGENT_WORK_GW.*'work'"):
+        resolve_endpoint("lab", repo)
+    with pytest.raises(EndpointError):
+        Agent(endpoint="lab", cwd=repo, tools=[])
+    assert resolve_endpoint("work", repo).auth_token == TOKEN  # your own profile, in that folder too
+
+
+def test_a_project_profile_may_name_your_profiles_variable_for_the_same_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A team's project file naming the gateway every member's own profile reads the token for."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("NBAGENT_WORK_GW", TOKEN)
+    trust_host(URL)
+    repo = _project(tmp_path, {"team": {"base_url": URL + "/v1", "auth_token_env": "NBAGENT_WORK_GW"}},
+                    user={"work": {"base_url": URL, "auth_token_env": "NBAGENT_WORK_GW"}})
+    assert resolve_endpoint("team", repo).auth_token == TOKEN
