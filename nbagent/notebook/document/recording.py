@@ -16,6 +16,7 @@ from .bridge import executing_cell_id
 from .embedded import make_record
 from .inputs import TurnInputs
 from .replay import ReplayIndex, load_index, save_index, sessions_dir
+from .replayed_options import recorded_here
 from .shown import Ended, copy_shown, save_shown
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ class RecordKeeper:
         if shown is None:
             return None
         shown = without_kernel_lines(shown)
+        options = recorded_here(self.root, options)  # its --allow holds in this folder only
         save_shown(self.root, name, agent.turn, prompt, shown, done, inputs, options or {})
         if cell_id is None:
             return None

@@ -23,9 +23,11 @@ from .link import session_name
 from .live_lines import show_line, show_other_settings
 from .replay import sessions_dir
 from .replayed_options import (
+    ALLOW_ELSEWHERE_LINE,
     CARRIED,
     LINE_IS_NOT_THE_CELLS,
     UNSIGNED_OPTIONS_LINE,
+    allowed_here,
     grant_allow,
     off_its_endpoint,
     remember,
@@ -106,6 +108,11 @@ def take_options(magics: "MagicsApi", args: Namespace, prompt: str, decision: Re
         return getattr(magics, trait, None)
 
     taken = _as_signed(magics.document, args, decision) if mine and signed else args
+    if mine and signed and taken.allow and decision.shown is not None \
+            and not allowed_here(magics.document.root, decision.shown.options):
+        # Recorded in another folder (a copy of your published project): not carried, as session.json's grants.
+        taken = Namespace(**{**vars(taken), "allow": None})
+        show_line(ALLOW_ELSEWHERE_LINE, "nbagent-changed")
     if mine and not signed and not LINE_IS_NOT_THE_CELLS.get() and (widening := unsigned_widening(args, own)):
         show_line(UNSIGNED_OPTIONS_LINE.format(options=", ".join(widening)), "nbagent-changed")
     options = remember(magics.document, decision.session, taken, mine=mine, signed=signed, own=own)
