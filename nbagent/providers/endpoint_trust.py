@@ -119,10 +119,32 @@ def _where(row: Mapping[str, object]) -> str:
     return f"the {row.get('kind', 'anthropic')} API" + (f" in {region}" if region else "")
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_ANTHROPIC_API = "https://api.anthropic.com:443"
+
+
+def _destination(row: Mapping[str, object]) -> str:
+    """Where a profile's requests go, as compared: a ``base_url``'s scheme, host and port (the
+    scheme's default when not written), with Anthropic's API the same whether named by its URL or
+    by no ``base_url``. Compared as written, ``https://gw.corp`` and ``https://gw.corp:443/v1``
+    were two hosts, and a team file naming your gateway's variable was refused (review of pass 22)."""
+    url = row.get("base_url")
+    if not isinstance(url, str):
+        where = _where(row)
+        return _ANTHROPIC_API if where == "the anthropic API" else where
+    parsed = urllib.parse.urlsplit(url)
+    scheme = parsed.scheme.lower()
+    try:
+        port = parsed.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        return host_of(url)
+    return f"{scheme}://{ascii_host(parsed.hostname).rstrip('.').lower()}:{port}"
+
+
 def _reader_elsewhere(var: str, row: Mapping[str, object], yours: Mapping[str, Mapping[str, object]]) -> str | None:
     """The name of your profile that reads ``var`` for another host than ``row``'s (None: none does)."""
     return next((owner for owner, own in yours.items()
-                 if var in (own.get(k) for k in _ENV_KEYS) and _where(own) != _where(row)), None)
+                 if var in (own.get(k) for k in _ENV_KEYS) and _destination(own) != _destination(row)), None)
 
 
 CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session|signature", re.IGNORECASE)

@@ -388,3 +388,23 @@ def test_a_project_profile_may_name_your_profiles_variable_for_the_same_host(
     repo = _project(tmp_path, {"team": {"base_url": URL + "/v1", "auth_token_env": "NBAGENT_WORK_GW"}},
                     user={"work": {"base_url": URL, "auth_token_env": "NBAGENT_WORK_GW"}})
     assert resolve_endpoint("team", repo).auth_token == TOKEN
+
+
+@pytest.mark.parametrize(("yours", "theirs"), [
+    ({"base_url": "https://gw.corp"}, {"base_url": "https://gw.corp:443/v1"}),  # the default port, written out
+    ({"base_url": "http://gw.corp:80"}, {"base_url": "http://GW.corp/"}),
+    ({"base_url": "https://api.anthropic.com"}, {"model": "claude-sonnet-4-5"}),  # Anthropic's API, named or not
+    ({"model": "claude-sonnet-4-5"}, {"base_url": "https://api.anthropic.com/"}),
+])
+def test_a_project_profile_may_name_your_profiles_variable_for_the_same_host_however_it_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, yours: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """Review of attacker pass 22: the same destination written another way (``:443`` spelt out,
+    Anthropic's API named by its URL or by no ``base_url``) was refused as "another host"."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("NBAGENT_WORK_GW", TOKEN)
+    if "base_url" in theirs:
+        trust_host(theirs["base_url"])
+    repo = _project(tmp_path, {"team": {**theirs, "auth_token_env": "NBAGENT_WORK_GW"}},
+                    user={"work": {**yours, "auth_token_env": "NBAGENT_WORK_GW"}})
+    assert resolve_endpoint("team", repo).auth_token == TOKEN
