@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .allow_folder import recorded_here
 from .bridge import executing_cell_id
 from .embedded import make_record
 from .inputs import TurnInputs
 from .replay import ReplayIndex, load_index, save_index, sessions_dir
-from .replayed_options import recorded_here
 from .shown import Ended, copy_shown, save_shown
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from argparse import Namespace
 from typing import TYPE_CHECKING
 
 from ..view.render import marked_line
+from .allow_folder import ALLOW_ELSEWHERE_LINE, allowed_here
 from .bridge import executing_cell_id
 from .decisions import Replay
 from .embedded import executing_metadata, read_record
@@ -23,11 +24,9 @@ from .link import session_name
 from .live_lines import show_line, show_other_settings
 from .replay import sessions_dir
 from .replayed_options import (
-    ALLOW_ELSEWHERE_LINE,
     CARRIED,
     LINE_IS_NOT_THE_CELLS,
     UNSIGNED_OPTIONS_LINE,
-    allowed_here,
     grant_allow,
     off_its_endpoint,
     remember,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from argparse import Namespace
 from contextvars import ContextVar
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -206,40 +205,6 @@ def follow_fork(link: "DocumentLink", old: str, new: str) -> None:
         link.replayed_mine.setdefault(new, link.replayed_mine[old])
 
 
-_FOLDER_PURPOSE = "nbagent replayed allow folder v1"
-HERE = "allowed_in"
-"""The options' key binding a cell's ``--allow`` to the folder its turn was recorded in (an HMAC of
-that folder's real path under your key: the path itself is not written into a notebook you share)."""
-
-ALLOW_ELSEWHERE_LINE = ("ⓘ this cell's recorded answer was made in another folder (a copy of your project, or "
-                        "one you moved), so its --allow is not carried to your next prompt here, as an \"Allow "
-                        "always\" is not: those tools ask. Run the cell with --live once to record it here.")
-
-
-def _folder_mark(root: "Path") -> str | None:
-    from ...engine.disk.user_key import sign
-
-    return sign(_FOLDER_PURPOSE, str(Path(root).resolve()))
-
-
-def recorded_here(root: "Path", options: "JSONObject | None") -> "JSONObject | None":
-    """``options`` (a live turn's, to be signed with its record) bound to ``root`` where they
-    allow tools: a record of yours published with your project (its ``.nbagent/``, or the notebook
-    carrying it), copied into another project beside a history someone else wrote, kept your
-    ``--allow python`` for the prompt that continued it there; ``session.json``'s "Allow always"
-    answers were bound to their folder for that very reason (:mod:`nbagent.engine.state.grants`)."""
-    if not options or not options.get("allow"):
-        return options
-    mark = _folder_mark(root)
-    return {**options, HERE: mark} if mark is not None else options
-
-
-def allowed_here(root: "Path", options: "JSONObject | None") -> bool:
-    """Whether a signed record's ``--allow`` (its ``options``) was recorded in ``root``."""
-    mark = options.get(HERE) if options else None
-    return isinstance(mark, str) and mark == _folder_mark(root)
-
-
 def grant_allow(link: "DocumentLink", session: str, agent: "Agent") -> None:
     """Allow ``agent`` (``session`` loaded, or a copy of it) the tools its replayed cells allowed
     with ``--allow``, added to what it allows (only your own record's cells were kept)."""
@@ -256,5 +221,4 @@ def forget(link: "DocumentLink", field: str) -> None:
 
 
 __all__ = ["CARRIED", "OPTIONS_NOT_SIGNED_LINE", "UNSIGNED_OPTIONS_LINE", "follow_fork", "forget", "grant_allow",
-           "ALLOW_ELSEWHERE_LINE", "allowed_here", "recorded_here",
            "options_of", "remember", "off_its_endpoint", "session_settings", "signed_options", "unsigned_widening"]
