@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.document.allow_folder import ALLOW_ELSEWHERE_LINE
 
 from .test_replay_from_notebook import Lab, lab
 from .test_replay_options_signed import _next_prompt, _recorded_then_edited
@@ -31,13 +32,29 @@ def test_a_replayed_allow_is_not_carried_from_a_record_copied_into_another_folde
         lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = _recorded_then_edited(lab, "--allow python", between=lambda: _copied_elsewhere(lab, tmp_path, monkeypatch))
 
-    assert "replayed: session" in out and "--allow" in out  # said, as for a record of yours made elsewhere
+    assert "replayed: session" in out and ALLOW_ELSEWHERE_LINE in out  # said, as for a record of yours made elsewhere
     assert "python" not in _next_prompt(lab)
 
 
 def test_a_replayed_allow_still_holds_in_the_folder_it_was_recorded_in(lab: Lab) -> None:
     out = _recorded_then_edited(lab, "--allow python")
 
-    assert "replayed: session" in out
+    assert "replayed: session" in out and ALLOW_ELSEWHERE_LINE not in out
     assert "python" in _next_prompt(lab)
     assert magics_mod.active_magics().allow == []
+
+
+def test_a_replayed_allow_holds_when_the_same_folder_is_opened_through_a_symbolic_link(
+        lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mark is of the folder's real path: a project reached through a link (a home folder on
+    another mount, ``~/work`` linking to ``/data/work``) is the folder it was recorded in."""
+    def through_a_link() -> None:
+        link = tmp_path.parent / f"{tmp_path.name}-link"
+        link.symlink_to(tmp_path, target_is_directory=True)
+        monkeypatch.chdir(link)
+        lab.restart()
+
+    out = _recorded_then_edited(lab, "--allow python", between=through_a_link)
+
+    assert "replayed: session" in out and ALLOW_ELSEWHERE_LINE not in out
+    assert "python" in _next_prompt(lab)
