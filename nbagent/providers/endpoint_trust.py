@@ -142,9 +142,14 @@ def _destination(row: Mapping[str, object]) -> str:
 
 
 def _reader_elsewhere(var: str, row: Mapping[str, object], yours: Mapping[str, Mapping[str, object]]) -> str | None:
-    """The name of your profile that reads ``var`` for another host than ``row``'s (None: none does)."""
-    return next((owner for owner, own in yours.items()
-                 if var in (own.get(k) for k in _ENV_KEYS) and _destination(own) != _destination(row)), None)
+    """The name of your profile that reads ``var`` for another host than ``row``'s (None: none does,
+    or another of yours reads it for ``row``'s host: one token your profiles use for two gateways
+    goes to either, as they send it)."""
+    readers = {owner: _destination(own) for owner, own in yours.items() if var in (own.get(k) for k in _ENV_KEYS)}
+    here = _destination(row)
+    if here in readers.values():
+        return None
+    return next(iter(readers), None)
 
 
 CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session|signature", re.IGNORECASE)

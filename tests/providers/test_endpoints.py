@@ -408,3 +408,17 @@ def test_a_project_profile_may_name_your_profiles_variable_for_the_same_host_how
     repo = _project(tmp_path, {"team": {**theirs, "auth_token_env": "NBAGENT_WORK_GW"}},
                     user={"work": {**yours, "auth_token_env": "NBAGENT_WORK_GW"}})
     assert resolve_endpoint("team", repo).auth_token == TOKEN
+
+
+def test_a_project_profile_may_name_a_variable_your_profiles_read_for_several_hosts_at_one_of_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of attacker pass 22: one token your profiles read for two gateways of yours (a region
+    each); a team file naming it for one of them was refused, for the other profile's host."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("NBAGENT_WORK_GW", TOKEN)
+    trust_host(URL)
+    repo = _project(tmp_path, {"team": {"base_url": URL + "/v1", "auth_token_env": "NBAGENT_WORK_GW"}},
+                    user={"work-eu": {"base_url": "https://gw-eu.corp", "auth_token_env": "NBAGENT_WORK_GW"},
+                          "work": {"base_url": URL, "auth_token_env": "NBAGENT_WORK_GW"}})
+    assert resolve_endpoint("team", repo).auth_token == TOKEN
