@@ -26,6 +26,11 @@ ALLOW_ELSEWHERE_LINE = ("ⓘ this cell's recorded answer was made in another fol
                         "always\" is not: those tools ask. Run the cell with --live once to record it here.")
 
 
+ALLOW_UNBOUND_LINE = ("ⓘ this cell's recorded answer was made before nbagent bound a record's --allow to its folder, "
+                      "so its --allow is not carried to your next prompt: those tools ask. Run the cell with --live "
+                      "once to record it here.")
+
+
 def _folder_mark(root: "Path") -> str | None:
     from ...engine.disk.user_key import sign
 
@@ -50,4 +55,13 @@ def allowed_here(root: "Path", options: "JSONObject | None") -> bool:
     return isinstance(mark, str) and mark == _folder_mark(root)
 
 
-__all__ = ["ALLOW_ELSEWHERE_LINE", "HERE", "allowed_here", "recorded_here"]
+def not_carried_line(root: "Path", options: "JSONObject | None") -> str | None:
+    """Why a signed record's ``--allow`` is not carried in ``root`` (None: it is): recorded in another
+    folder, or before records held the mark (an update's first Run All, in the very folder: told
+    "another folder", the user looked for a copy or a move that never happened)."""
+    if allowed_here(root, options):
+        return None
+    return ALLOW_ELSEWHERE_LINE if options and HERE in options else ALLOW_UNBOUND_LINE
+
+
+__all__ = ["ALLOW_ELSEWHERE_LINE", "ALLOW_UNBOUND_LINE", "HERE", "allowed_here", "not_carried_line", "recorded_here"]

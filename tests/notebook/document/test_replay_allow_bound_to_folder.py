@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nbagent.notebook import magics as magics_mod
-from nbagent.notebook.document.allow_folder import ALLOW_ELSEWHERE_LINE
+from nbagent.notebook.document.allow_folder import ALLOW_ELSEWHERE_LINE, ALLOW_UNBOUND_LINE
 
 from .test_replay_from_notebook import Lab, lab
 from .test_replay_options_signed import _next_prompt, _recorded_then_edited
@@ -58,3 +58,18 @@ def test_a_replayed_allow_holds_when_the_same_folder_is_opened_through_a_symboli
 
     assert "replayed: session" in out and ALLOW_ELSEWHERE_LINE not in out
     assert "python" in _next_prompt(lab)
+
+
+def test_a_record_made_before_allow_was_bound_to_its_folder_says_so_not_another_folder(
+        lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of attacker pass 22: after the update, a record of yours with no folder mark, replayed
+    in the very folder it was made in, said it "was made in another folder (a copy of your project,
+    or one you moved)": the user looked for a copy or a move that never happened."""
+    from nbagent.notebook.document import recording
+
+    with monkeypatch.context() as before_the_update:
+        before_the_update.setattr(recording, "recorded_here", lambda root, options: options)
+        out = _recorded_then_edited(lab, "--allow python")
+
+    assert "replayed: session" in out and ALLOW_UNBOUND_LINE in out and ALLOW_ELSEWHERE_LINE not in out
+    assert "python" not in _next_prompt(lab)
