@@ -23,6 +23,7 @@ import ast
 import asyncio
 import base64
 import collections
+import contextvars
 import inspect
 import io
 import logging
@@ -47,6 +48,23 @@ if TYPE_CHECKING:
 HISTORY_KEPT = 64
 
 _RECURSIVE = ("%%agent", "%agent")
+RECURSIVE_ERROR = "The python tool cannot run %agent/%%agent: the agent is already running."
+
+_IN_TOOL_CODE: contextvars.ContextVar[bool] = contextvars.ContextVar("nbagent_in_tool_code", default=False)
+"""True while code a tool runs (the model's ``python``, an MCP client's ``run_code`` or ``notebook_run``)
+executes: an agent prompt it starts (``get_ipython().run_cell_magic("agent", …)``, which the text check
+above does not see) would show its Allow / Deny inside the captured output, seen by no one, and hold
+the kernel until the call's time limit (attacker pass 22)."""
+
+
+class AgentInToolCode(RuntimeError):
+    """Code a tool runs started an agent prompt (``%%agent``, ``%agent fix`` / ``retry``): refused."""
+
+
+def refuse_inside_tool_code() -> None:
+    """Raise :class:`AgentInToolCode` when called from code a tool is running (see ``_IN_TOOL_CODE``)."""
+    if _IN_TOOL_CODE.get():
+        raise AgentInToolCode(RECURSIVE_ERROR + " Run the prompt in a cell of its own.")
 
 
 class CapturedDisplay(TypedDict, total=False):
@@ -129,8 +147,12 @@ class ShellExecutor:
             t0 = time.monotonic()
             displays: list[CapturedDisplay] = []
             try:
-                with working_directory(cwd), watch_sigint(self):
-                    result = await self._execute(code, displays)
+                marked = _IN_TOOL_CODE.set(True)
+                try:
+                    with working_directory(cwd), watch_sigint(self):
+                        result = await self._execute(code, displays)
+                finally:
+                    _IN_TOOL_CODE.reset(marked)
             except WorkingDirectoryBusy as exc:
                 result = ExecutionResult(error=str(exc))
             except BaseException:  # stopped (an abort, the kernel's interrupt): it may not have run
@@ -171,7 +193,7 @@ class ShellExecutor:
     async def _execute(self, code: str, displays: list[CapturedDisplay]) -> ExecutionResult:
         stripped = code.lstrip()
         if stripped.startswith(_RECURSIVE):
-            return ExecutionResult(error="The python tool cannot run %agent/%%agent: the agent is already running.")
+            return ExecutionResult(error=RECURSIVE_ERROR)
         try:
             body, tail, filename = self._compile(code)
         except Exception as exc:  # SyntaxError, or a failing input transformer

@@ -222,6 +222,9 @@ class AgentMagics(Magics):
         """The cell is a prompt; the conversation continues across cells."""
         # The fallback path: normally agent_cell_transformer rewrites the cell to await run_prompt.
         from ..blocking import run_blocking
+        from .executor import refuse_inside_tool_code
+
+        refuse_inside_tool_code()  # here, on the thread of the tool's code: run_blocking runs the prompt on another
 
         def abort() -> None:
             if self.current is not None:
@@ -239,6 +242,9 @@ class AgentMagics(Magics):
         run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
         interrupted (see :mod:`.outcome`).
         """
+        from .executor import refuse_inside_tool_code
+
+        refuse_inside_tool_code()
         warmup.imported()  # never from the notebook's folder (see engine.disk.own_imports)
         with BusyHold():  # the front-end reads "busy" all along, a wait for Allow included
             return await self._run_prompt(line, cell)
@@ -359,14 +365,18 @@ class AgentMagics(Magics):
     async def fix_async(self, options: str) -> Done | None:
         """``%agent fix [--insert-code]``: explain and fix the last failed cell (see :mod:`.again`)."""
         from .again import fix
+        from .executor import refuse_inside_tool_code
 
+        refuse_inside_tool_code()
         warmup.imported()
         return await fix(self, options)
 
     async def retry_async(self, line: str) -> None:
         """``%agent retry``: run the last prompt again from where its failed turn began (see :mod:`.again`)."""
         from .again import retry
+        from .executor import refuse_inside_tool_code
 
+        refuse_inside_tool_code()
         warmup.imported()
         await retry(self, line)
 

@@ -89,6 +89,69 @@ def check_project_row(name: str, row: Mapping[str, object], where: str, user_nam
                                 "~/.nbagent/endpoints.json to use another")
 
 
+_ENV_KEYS = ("api_key_env", "auth_token_env")
+
+
+def check_project_variables(name: str, row: Mapping[str, object], where: str,
+                            yours: Mapping[str, Mapping[str, object]]) -> None:
+    """Before a project profile's first use: an ``NBAGENT_*`` variable it names is not the file's to
+    use where one of ``yours`` (your profiles: ``~/.nbagent/endpoints.json``, ``AgentMagics.endpoints``)
+    reads its key from it for another host. Your gateway's token kept in ``NBAGENT_WORK_GW`` went with
+    the file's profile to any other host you trusted (for some other project), or as a bearer token
+    to Anthropic's API, which needs no trust (attacker pass 22)."""
+    for key in _ENV_KEYS:
+        var = row.get(key)
+        owner = _reader_elsewhere(str(var), row, yours) if var is not None else None
+        if owner is not None:
+            raise EndpointError(f"{where}: endpoint {name!r}: {key} names {var}, which your endpoint profile "
+                                f"{owner!r} reads its key from for {_where(yours[owner])}; this profile would send "
+                                f"it to {_where(row)}. A project file may send it only where your profile does: "
+                                "put the profile in ~/.nbagent/endpoints.json to use it elsewhere")
+
+
+def _where(row: Mapping[str, object]) -> str:
+    """Where a profile's requests go, as compared and shown: its ``base_url``'s host, or the SDK's
+    own host of its kind (and region)."""
+    url = row.get("base_url")
+    if isinstance(url, str):
+        return host_of(url)
+    region = row.get("region")
+    return f"the {row.get('kind', 'anthropic')} API" + (f" in {region}" if region else "")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_ANTHROPIC_API = "https://api.anthropic.com:443"
+
+
+def _destination(row: Mapping[str, object]) -> str:
+    """Where a profile's requests go, as compared: a ``base_url``'s scheme, host and port (the
+    scheme's default when not written), with Anthropic's API the same whether named by its URL or
+    by no ``base_url``. Compared as written, ``https://gw.corp`` and ``https://gw.corp:443/v1``
+    were two hosts, and a team file naming your gateway's variable was refused (review of pass 22)."""
+    url = row.get("base_url")
+    if not isinstance(url, str):
+        where = _where(row)
+        return _ANTHROPIC_API if where == "the anthropic API" else where
+    parsed = urllib.parse.urlsplit(url)
+    scheme = parsed.scheme.lower()
+    try:
+        port = parsed.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        return host_of(url)
+    return f"{scheme}://{ascii_host(parsed.hostname).rstrip('.').lower()}:{port}"
+
+
+def _reader_elsewhere(var: str, row: Mapping[str, object], yours: Mapping[str, Mapping[str, object]]) -> str | None:
+    """The name of your profile that reads ``var`` for another host than ``row``'s (None: none does,
+    or another of yours reads it for ``row``'s host: one token your profiles use for two gateways
+    goes to either, as they send it)."""
+    readers = {owner: _destination(own) for owner, own in yours.items() if var in (own.get(k) for k in _ENV_KEYS)}
+    here = _destination(row)
+    if here in readers.values():
+        return None
+    return next(iter(readers), None)
+
+
 CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session|signature", re.IGNORECASE)
 """Header names that carry a credential (``Authorization``, ``x-api-key``, ``Cookie``, ``X-Auth-Token``)."""
 
@@ -172,6 +235,7 @@ def _check_the_sdks_host(name: str, row: Mapping[str, object], where: str) -> No
 
 
 __all__ = ["CREDENTIAL_HEADER", "EndpointError", "PROJECT_ENV_PREFIX", "UntrustedEndpointError", "ascii_host",
-           "check_project_row", "check_trusted", "host_of", "is_the_sdks_host", "own_credential", "trust_host",
+           "check_project_row", "check_project_variables", "check_trusted", "host_of", "is_the_sdks_host",
+           "own_credential", "trust_host",
            "trust_vertex_project",
            "trusted_hosts", "vertex_project"]

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from ..engine.disk.json_depth import loads_within
 from ..engine.disk.safe_open import read_capped
-from .endpoint_trust import EndpointError, check_project_row, check_trusted, host_of
+from .endpoint_trust import EndpointError, check_project_row, check_project_variables, check_trusted, host_of
 
 ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
 MAX_PROFILES_BYTES = 1_000_000
@@ -249,6 +249,9 @@ def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
         files = " or ".join(str(p) for p in profile_files(cwd))
         raise EndpointError(f"no endpoint profile named {endpoint!r} (known: {known}); add it to {files} "
                             "or to %config AgentMagics.endpoints")
+    if endpoint in from_project:  # before its variables are read
+        yours = {name: row for name, row in profiles.items() if name not in from_project}
+        check_project_variables(endpoint, profiles[endpoint], from_project[endpoint], yours)
     resolved = endpoint_from_row(endpoint, profiles[endpoint])  # a malformed profile says so first (no request yet)
     if endpoint in from_project:
         check_trusted(endpoint, profiles[endpoint], from_project[endpoint])

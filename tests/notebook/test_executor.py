@@ -102,6 +102,18 @@ async def test_agent_magic_is_refused(executor: ShellExecutor) -> None:
     assert res.error is not None and "already running" in res.error
 
 
+async def test_an_agent_prompt_started_by_code_is_refused_however_it_is_spelt(
+        executor: ShellExecutor, shell: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``get_ipython().run_cell_magic("agent", …)`` passed the text check: the nested prompt's Allow /
+    Deny went into the captured output, seen by no one, and held the kernel (attacker pass 22)."""
+    monkeypatch.chdir(tmp_path)  # a prompt that did run (the old code) recorded its session here
+    shell.run_cell("%load_ext nbagent")
+    res = await executor.execute("get_ipython().run_cell_magic('agent', '', 'what is 2 + 2?')")
+    assert res.error is not None and "cannot run %agent/%%agent" in res.error
+    after = await executor.execute("print('still runs')")  # the guard is the tool code's only
+    assert after.error is None and "still runs" in after.stdout
+
+
 async def test_streams_are_restored(executor: ShellExecutor) -> None:
     import sys
 

@@ -354,3 +354,71 @@ def test_a_base_url_without_http_says_what_was_given_never_a_password(url: str, 
     with pytest.raises(EndpointError) as raised:
         Endpoint(name="lab", base_url=url)
     assert said in str(raised.value) and "s3cret" not in str(raised.value)
+
+
+@pytest.mark.parametrize("row", [
+    {"base_url": "http://class-gw.test:4000", "auth_token_env": "NBAGENT_WORK_GW"},  # a host trusted for another project
+    {"model": "claude-sonnet-4-5", "auth_token_env": "NBAGENT_WORK_GW"},  # no base_url: Anthropic's API
+    {"base_url": "http://class-gw.test:4000", "api_key_env": "NBAGENT_WORK_GW"},
+])
+def test_a_project_profile_may_not_send_the_key_of_your_profile_to_another_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row: dict[str, Any]) -> None:
+    """Attacker pass 22: a project file may name only ``NBAGENT_*`` variables, but one of them may be
+    the one your own profile reads its gateway's token from: its profile then sent that token to
+    any host you trusted for some other project file (a class's gateway), or to Anthropic's API."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("NBAGENT_WORK_GW", TOKEN)
+    trust_host("http://class-gw.test:4000")
+    repo = _project(tmp_path, {"lab": row}, user={"work": {"base_url": URL, "auth_token_env": "NBAGENT_WORK_GW"}})
+    with pytest.raises(EndpointError, match=r"NBAGENT_WORK_GW.*'work'"):
+        resolve_endpoint("lab", repo)
+    with pytest.raises(EndpointError):
+        Agent(endpoint="lab", cwd=repo, tools=[])
+    assert resolve_endpoint("work", repo).auth_token == TOKEN  # your own profile, in that folder too
+
+
+def test_a_project_profile_may_name_your_profiles_variable_for_the_same_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A team's project file naming the gateway every member's own profile reads the token for."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("NBAGENT_WORK_GW", TOKEN)
+    trust_host(URL)
+    repo = _project(tmp_path, {"team": {"base_url": URL + "/v1", "auth_token_env": "NBAGENT_WORK_GW"}},
+                    user={"work": {"base_url": URL, "auth_token_env": "NBAGENT_WORK_GW"}})
+    assert resolve_endpoint("team", repo).auth_token == TOKEN
+
+
+@pytest.mark.parametrize(("yours", "theirs"), [
+    ({"base_url": "https://gw.corp"}, {"base_url": "https://gw.corp:443/v1"}),  # the default port, written out
+    ({"base_url": "http://gw.corp:80"}, {"base_url": "http://GW.corp/"}),
+    ({"base_url": "https://api.anthropic.com"}, {"model": "claude-sonnet-4-5"}),  # Anthropic's API, named or not
+    ({"model": "claude-sonnet-4-5"}, {"base_url": "https://api.anthropic.com/"}),
+])
+def test_a_project_profile_may_name_your_profiles_variable_for_the_same_host_however_it_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, yours: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """Review of attacker pass 22: the same destination written another way (``:443`` spelt out,
+    Anthropic's API named by its URL or by no ``base_url``) was refused as "another host"."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("NBAGENT_WORK_GW", TOKEN)
+    if "base_url" in theirs:
+        trust_host(theirs["base_url"])
+    repo = _project(tmp_path, {"team": {**theirs, "auth_token_env": "NBAGENT_WORK_GW"}},
+                    user={"work": {**yours, "auth_token_env": "NBAGENT_WORK_GW"}})
+    assert resolve_endpoint("team", repo).auth_token == TOKEN
+
+
+def test_a_project_profile_may_name_a_variable_your_profiles_read_for_several_hosts_at_one_of_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of attacker pass 22: one token your profiles read for two gateways of yours (a region
+    each); a team file naming it for one of them was refused, for the other profile's host."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("NBAGENT_WORK_GW", TOKEN)
+    trust_host(URL)
+    repo = _project(tmp_path, {"team": {"base_url": URL + "/v1", "auth_token_env": "NBAGENT_WORK_GW"}},
+                    user={"work-eu": {"base_url": "https://gw-eu.corp", "auth_token_env": "NBAGENT_WORK_GW"},
+                          "work": {"base_url": URL, "auth_token_env": "NBAGENT_WORK_GW"}})
+    assert resolve_endpoint("team", repo).auth_token == TOKEN

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .allow_folder import recorded_here
 from .bridge import executing_cell_id
 from .embedded import make_record
 from .inputs import TurnInputs
@@ -100,6 +101,7 @@ class RecordKeeper:
         if shown is None:
             return None
         shown = without_kernel_lines(shown)
+        options = recorded_here(self.root, options)  # its --allow holds in this folder only
         save_shown(self.root, name, agent.turn, prompt, shown, done, inputs, options or {})
         if cell_id is None:
             return None

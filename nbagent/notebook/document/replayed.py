@@ -16,6 +16,7 @@ from argparse import Namespace
 from typing import TYPE_CHECKING
 
 from ..view.render import marked_line
+from .allow_folder import not_carried_line
 from .bridge import executing_cell_id
 from .decisions import Replay
 from .embedded import executing_metadata, read_record
@@ -106,6 +107,11 @@ def take_options(magics: "MagicsApi", args: Namespace, prompt: str, decision: Re
         return getattr(magics, trait, None)
 
     taken = _as_signed(magics.document, args, decision) if mine and signed else args
+    if mine and signed and taken.allow and decision.shown is not None \
+            and (why := not_carried_line(magics.document.root, decision.shown.options)) is not None:
+        # Recorded in another folder (a copy of your published project): not carried, as session.json's grants.
+        taken = Namespace(**{**vars(taken), "allow": None})
+        show_line(why, "nbagent-changed")
     if mine and not signed and not LINE_IS_NOT_THE_CELLS.get() and (widening := unsigned_widening(args, own)):
         show_line(UNSIGNED_OPTIONS_LINE.format(options=", ".join(widening)), "nbagent-changed")
     options = remember(magics.document, decision.session, taken, mine=mine, signed=signed, own=own)
