@@ -189,6 +189,23 @@ def _described(value: object, full: bool) -> Description:
     return Description(f"shape {shape}" if isinstance(shape, tuple) else "")
 
 
+def content_description(value: object) -> str | None:
+    """The full description of a value whose description is its content as the model reads it (its
+    class's ``_repr_llm_``, a registered adapter, a figure's, a table subclass's), for a replay to
+    compare what the model was told; None for any other value, off the main thread (no call is
+    made there), or when describing it failed or ran out of time (the text says nothing of it)."""
+    kind = type(value)
+    if _ADAPTERS.get(_key(kind)) is None and _own_llm_repr(value) is None and _base_adapters(kind) is None:
+        return None
+    if not on_main_thread():
+        return None
+    try:
+        d = bounded_call(lambda: _described(value, True))
+    except DescribeFailed:
+        return None
+    return "\n".join((d.summary, *d.detail))
+
+
 def describe(value: object, full: bool) -> Description:
     """What the model is told of ``value`` (bounded; never raises but for ``KeyboardInterrupt``)."""
     try:
@@ -206,4 +223,4 @@ def describe(value: object, full: bool) -> Description:
     return Description(f"not described: {failed}")
 
 
-__all__ = ["LLM_REPR", "MAX_REPR_CHARS", "describe", "register_llm_repr"]
+__all__ = ["LLM_REPR", "MAX_REPR_CHARS", "content_description", "describe", "register_llm_repr"]

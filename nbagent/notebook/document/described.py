@@ -1,0 +1,37 @@
+"""The fingerprint of a value nbagent cannot hash by content but describes to the model by its own
+text: an object of the user's class with ``_repr_llm_`` (``Experiment: 12 runs, best loss 0.125``),
+a matplotlib figure (its titles, limits and what is drawn), a type given a ``register_llm_repr``.
+
+The model may answer from that text alone, so a replay compares it: the digest of the description
+as it reads when the turn is recorded, and again when its cell replays (the same bounded call the
+kernel context makes). Without it such a value had no fingerprint at all (``unchecked`` in the
+record), and a replay showed an answer about the old text as current, silently."""
+
+from __future__ import annotations
+
+from .fingerprint import Secret, _digest, fingerprint
+
+DESCRIBED = "described:"
+"""In front of a digest of the description: compared by describing the value again, not by content."""
+
+
+def described_fingerprint(value: object, secret: Secret | None = None) -> str | None:
+    """``described:`` and a digest of the full description of ``value`` as the model is told it;
+    None when it is not described by its own text, describing it failed, or (with ``secret``) the
+    text holds a secret (the digest, saved in the record, would let a guess of it be checked)."""
+    from ..kernel_context.protocol import content_description
+
+    text = content_description(value)
+    if text is None or (secret is not None and secret(text)):
+        return None
+    return DESCRIBED + _digest(type(value).__qualname__.encode(), text.encode("utf-8", "surrogatepass"))
+
+
+def value_fingerprint(value: object, secret: Secret | None = None) -> str | None:
+    """The content fingerprint of ``value`` (:func:`~.fingerprint.fingerprint`), else the digest of
+    what the model is told of it (:func:`described_fingerprint`), else None (unchecked)."""
+    found = fingerprint(value, secret=secret)
+    return found if found is not None else described_fingerprint(value, secret)
+
+
+__all__ = ["DESCRIBED", "described_fingerprint", "value_fingerprint"]
