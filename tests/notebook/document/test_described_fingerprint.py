@@ -35,6 +35,18 @@ def test_an_llm_repr_is_fingerprinted_by_the_text_the_model_is_told():
     assert value_fingerprint(Experiment(0.25)) == told and value_fingerprint(Experiment(0.125)) != told
 
 
+class Holder:
+    def __init__(self) -> None:
+        self.model = object()
+
+    def _repr_llm_(self) -> str:
+        return f"Holder of {self.model!r}"
+
+
+def test_a_memory_address_in_the_text_is_no_change():
+    assert described_fingerprint(Holder()) == described_fingerprint(Holder())
+
+
 def test_a_figure_is_fingerprinted_by_its_description():
     prints = []
     for heights in ([3, 5], [3, 5], [3, 9]):
