@@ -200,3 +200,13 @@ async def test_a_group_question_worded_with_what_is_still_totals_by_the_group(tm
     assert [c for c in codes if c != "sales.dtypes"] == [
         'sales.groupby("region")["revenue"].sum().sort_values(ascending=False)']
     assert "north has the largest total revenue (262.00) by region" in answer
+
+
+@pytest.mark.parametrize("prompt", ["What is the highest revenue in `sales`?", "What is the largest revenue in `sales`?",
+                                    "What was the biggest revenue in `sales`?"])
+async def test_the_highest_value_of_a_column_is_its_max_not_the_largest_groups_total(tmp_path: Path, prompt: str) -> None:
+    # review of nb21: "what is the max revenue" was fixed, these near variants still said "north has
+    # the largest total revenue (262.00) by region": the sum of a group, not the highest revenue (142)
+    codes, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path), prompt)
+    assert [c for c in codes if c != "sales.dtypes"] == ['sales["revenue"].max()']
+    assert f"the maximum revenue of `sales` is {SALES['revenue'].max():g}" in answer

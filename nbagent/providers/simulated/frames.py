@@ -84,6 +84,10 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     named_groups = list(dict.fromkeys(c for c in (matches(w, frame.columns) for w in words if w) if c))
     if frame.dtypes is None and len(named_groups) > 1:  # which is the number: look at the dtypes first
         named_groups = []
+    if numeric and named_groups and not by_word and all(c in numeric for c in named_groups):
+        # "what is the highest revenue": the word after the superlative is the number, and no group is
+        # named: the column's maximum (262), not the largest group's total (462 for north)
+        return [stat_step(frame.name, "max", frame.columns, prompt, "frame")]
     by = next((c for c in named_groups if c not in numeric), None)
     said = [c for c in named(prompt, frame.columns) if c != by]
     if frame.dtypes is not None:
