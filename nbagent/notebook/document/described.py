@@ -22,6 +22,11 @@ REPLAY_SECONDS = 2.0
 same text; past the context's bound that read as a change (a false "changed since"). Still bounded:
 one that hangs reads as changed after this."""
 
+_ITEM = r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"'
+_STRING_SET = re.compile(rf"\{{((?:{_ITEM})(?:, (?:{_ITEM}))+)\}}")
+"""A set of strings as Python prints it (``{'dog', 'cat'}``): its order follows the string hashes,
+randomised in each process, so the same set prints in another order in each kernel."""
+
 DESCRIBED = "described:"
 """In front of a digest of the description: compared by describing the value again, not by content."""
 
@@ -37,6 +42,7 @@ def described_fingerprint(value: object, secret: Secret | None = None, *, replay
     if text is None or (secret is not None and secret(text)):
         return None
     text = _ADDRESS.sub(" at 0x", text)  # not a change of what the model was told
+    text = _STRING_SET.sub(lambda m: "{" + ", ".join(sorted(re.findall(_ITEM, m.group(1)))) + "}", text)
     return DESCRIBED + _digest(type(value).__qualname__.encode(), text.encode("utf-8", "surrogatepass"))
 
 

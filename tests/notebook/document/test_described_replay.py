@@ -68,3 +68,25 @@ def test_an_object_that_tells_nothing_of_itself_stays_unchecked(ip, tmp_path):
     assert described.described_fingerprint(Declines()) is None
 
 
+
+
+class Labels:
+    """Prints its ``text`` as given: the same set of strings comes in another order in another kernel."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_llm_(self) -> str:
+        return self.text
+
+
+def test_a_set_of_strings_printed_in_another_order_is_no_change():
+    # {"cat", "dog", "bird"} prints in the order of the string hashes, new in each kernel (PYTHONHASHSEED):
+    # every Restart & Run All said "`ds` changed since this answer was recorded" (`--if-changed fail`: CI failed)
+    same = described.described_fingerprint(Labels("classes {'cat', 'dog', 'bird'}"))
+    assert same is not None and described.described_fingerprint(Labels("classes {'bird', 'cat', 'dog'}")) == same
+    assert described.described_fingerprint(Labels("classes {'bird', 'cat', 'cow'}")) != same  # another set
+    ordered = described.described_fingerprint(Labels("steps ['load', 'clean']"))  # a list's order is content
+    assert described.described_fingerprint(Labels("steps ['clean', 'load']")) != ordered
+    keyed = described.described_fingerprint(Labels("{'a': 1, 'b': 2}"))  # a dict prints in insertion order
+    assert described.described_fingerprint(Labels("{'b': 2, 'a': 1}")) != keyed
