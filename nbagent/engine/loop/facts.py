@@ -126,6 +126,20 @@ def _error_and_output_lines(last_error: str | None, outputs: Sequence[str]) -> l
     return lines
 
 
+def _ran_since(before: Sequence[str], now: Sequence[str]) -> list[str]:
+    """The cells run since ``before`` was told: ``now`` is the window of recent cells slid on, so it is
+    ``before`` less its oldest cells, then the new runs. By position, not by text: a cell run again
+    (``sales = pd.read_csv(...)`` after the file changed) is news although its text was told (a frame's
+    summary may read the same: the model then had no sign that its last answer may be stale). A window
+    whose texts are all as before (the same five cells run again in order) cannot tell, and says nothing."""
+    for start in range(len(before)):
+        kept = len(before) - start
+        if tuple(now[:kept]) == tuple(before[start:]):
+            return list(now[kept:])
+    # No overlap: all new runs, or a window the token budget cut otherwise: the texts not told yet.
+    return [src for src in now if src not in before]
+
+
 @dataclass(frozen=True)
 class FactsSnapshot:
     """The kernel facts as told to the model: variable name -> its line, the recent inputs, the
@@ -167,7 +181,7 @@ class FactsSnapshot:
         """The changes since ``before`` (None when there are none)."""
         changed = [line for name, line in self.variables.items() if before.variables.get(name) != line]
         removed = [name for name in before.variables if name not in self.variables and name not in self.left_out_names]
-        new_inputs = [src for src in self.inputs if src not in before.inputs]
+        new_inputs = _ran_since(before.inputs, self.inputs)
         new_error = self.last_error if self.last_error != before.last_error else None
         new_outputs = tuple(o for o in self.outputs if o not in before.outputs)
         left_out = self.left_out if self.left_out != before.left_out else ""

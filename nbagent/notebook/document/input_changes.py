@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
 
+from .described import value_fingerprint
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
 from .inputs import CellLog, TurnInputs, cell_key, followed, ran_inputs, short_secret
 
@@ -37,7 +38,7 @@ def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLo
             # unless the turn's own code made it again as it found it: its code cells below do so again
             if inputs.left_values.get(name) != fp:
                 changed.append(f"`{name}` (no longer defined)")
-        elif not _as_found_or_left(fingerprint(ns[name], secret=secret), fp, inputs.left_values.get(name)):
+        elif not _as_found_or_left(value_fingerprint(ns[name], secret=secret, replay=True), fp, inputs.left_values.get(name)):
             changed.append(f"`{name}`")
     for name, fp in inputs.shown.items():  # a secret's text is not compared: its length would answer a guess
         if name in ns and not short_secret(ns[name], redact) \

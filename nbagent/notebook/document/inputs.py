@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 from .bindings import surely_bound
 from .cell_log import CONTEXT_CELLS as CONTEXT_CELLS
 from .cell_log import CellLog, cell_key, context_cells, ran_inputs
+from .described import value_fingerprint
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
 
 if TYPE_CHECKING:
@@ -304,7 +305,7 @@ class TurnWatch:
         value = ns[name]
         if type(value).__name__ in _SKIPPED_TYPES:
             return
-        fp = None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+        fp = None if holds_secret(value, self._redact) else value_fingerprint(value, secret=self._secret)
         (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
 
     # --- files (the audit hook) ---------------------------------------------------------------
@@ -356,7 +357,7 @@ class TurnWatch:
         ns, left = self.shell.user_ns, {}
 
         def content(value: object) -> str | None:
-            return None if holds_secret(value, self._redact) else fingerprint(value, secret=self._secret)
+            return None if holds_secret(value, self._redact) else value_fingerprint(value, secret=self._secret)
 
         for names, fingerprint_of in ((read, content), (shown, shown_fingerprint)):
             for name, found in names.items():

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from . import frames
 from .cells import NoUserCodeRepr, library_of, shape_of
 from .frames import Description
-from .guard import DescribeFailed, bounded_call, on_main_thread
+from .guard import OBJECT_SECONDS, DescribeFailed, bounded_call, on_main_thread
 from .scalars import scalar_text
 
 if TYPE_CHECKING:
@@ -189,6 +189,25 @@ def _described(value: object, full: bool) -> Description:
     return Description(f"shape {shape}" if isinstance(shape, tuple) else "")
 
 
+def content_description(value: object, seconds: float | None = None) -> str | None:
+    """The full description of a value whose description is its content as the model reads it (its
+    class's ``_repr_llm_``, a registered adapter, a figure's, a table subclass's), for a replay to
+    compare what the model was told; None for any other value, off the main thread (no call is
+    made there), when describing it failed or ran out of time (the text says nothing of it), or when
+    it says nothing (a ``_repr_llm_`` that declines). ``seconds``: the bound, else the context's."""
+    kind = type(value)
+    if _ADAPTERS.get(_key(kind)) is None and _own_llm_repr(value) is None and _base_adapters(kind) is None:
+        return None
+    if not on_main_thread():
+        return None
+    try:
+        d = bounded_call(lambda: _described(value, True), OBJECT_SECONDS if seconds is None else seconds)
+    except DescribeFailed:
+        return None
+    text = "\n".join((d.summary, *d.detail))
+    return text if text.strip() else None  # nothing told: nothing to compare (it stays unchecked)
+
+
 def describe(value: object, full: bool) -> Description:
     """What the model is told of ``value`` (bounded; never raises but for ``KeyboardInterrupt``)."""
     try:
@@ -206,4 +225,4 @@ def describe(value: object, full: bool) -> Description:
     return Description(f"not described: {failed}")
 
 
-__all__ = ["LLM_REPR", "MAX_REPR_CHARS", "describe", "register_llm_repr"]
+__all__ = ["LLM_REPR", "MAX_REPR_CHARS", "content_description", "describe", "register_llm_repr"]

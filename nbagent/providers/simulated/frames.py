@@ -17,9 +17,16 @@ _COLUMNS = re.compile(r"\b(columns?|fields?|variables in it)\b", re.I)
 _DESCRIBE = re.compile(r"\b(describe|summary statistics|statistics|stats|distribution)\b", re.I)
 _MISSING = re.compile(r"\b(missing|nan|nulls?|na|empty values?|blanks?)\b", re.I)
 # "Which region sells most?", "what product has the largest total revenue?", "top store by sales"
+# The group is the word after "which/what" (past "is the": "what is the max revenue" asks a column's
+# maximum, not the largest group's total, whose "group" word was "is").
 _GROUP = re.compile(
-    r"\b(?:which|what|top)\s+(\w+)\b.*\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?)\b"
-    r"|\b(most|largest|biggest|highest)\b.*\b(?:by|per)\s+(\w+)", re.I)
+    r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
+    r"\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?)\b"
+    r"|\b(most|largest|biggest|highest)\b.*\b(?:by|per)\s+(\w+)"
+    r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading)\s+(\w+)",
+    re.I)  # "what are the top regions", "which is the best region": the group follows the superlative
+_GROUP_BY = re.compile(r"\b(?:most|largest|biggest|highest|top)\b.*\b(?:by|per)\s+(\w+)", re.I)
+"""A group named after "by" wins ("what is the highest revenue by region": region, not revenue)."""
 _PER = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
 STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
          "min": "min", "minimum": "min", "median": "median"}
@@ -70,9 +77,18 @@ def _largest_said(by: str, value: str, output: str) -> str | None:
 def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     """Group by the column the prompt names (else the first text column) and total the numeric
     column it names (else the first numeric one); look at the dtypes first when that is unknown."""
-    m = _GROUP.search(prompt)
-    word = (m.group(1) or m.group(4)) if m else ""
-    by = matches(word, frame.columns) if word else None
+    m, by_word = _GROUP.search(prompt), _GROUP_BY.search(prompt)
+    words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or "") if m else ""]
+    numeric = frame.numeric() if frame.dtypes is not None else []
+    # "the top regions by revenue": revenue, a numeric column, is what to total, not the group
+    named_groups = list(dict.fromkeys(c for c in (matches(w, frame.columns) for w in words if w) if c))
+    if frame.dtypes is None and len(named_groups) > 1:  # which is the number: look at the dtypes first
+        named_groups = []
+    if numeric and named_groups and not by_word and all(c in numeric for c in named_groups):
+        # "what is the highest revenue": the word after the superlative is the number, and no group is
+        # named: the column's maximum (262), not the largest group's total (462 for north)
+        return [stat_step(frame.name, "max", frame.columns, prompt, "frame")]
+    by = next((c for c in named_groups if c not in numeric), None)
     said = [c for c in named(prompt, frame.columns) if c != by]
     if frame.dtypes is not None:
         by = by or next(iter(frame.text()), None)

@@ -38,6 +38,20 @@ def test_a_later_prompt_gets_only_the_change_and_nothing_when_nothing_changed() 
     assert tracker.block(snap(*many[1:], "new"), at=4, visible_from=2) is None
 
 
+def test_a_cell_run_again_since_the_previous_prompt_is_told_although_its_text_was_seen() -> None:
+    # sales.csv changed on disk and the user ran `sales = pd.read_csv(...)` again: the frame's summary
+    # (shape, ranges, first rows) is the same, and the cell's text was among the inputs already, so
+    # nothing was sent and `%agent context` said nothing had changed; the previous answer read as current.
+    load = "sales = pd.read_csv('sales.csv')"
+    before = snap("sales", inputs=("import pandas as pd", load))
+    again = snap("sales", inputs=("import pandas as pd", load, load)).diff_text(before)
+    assert again is not None and "New cell inputs" in again and load in again
+    full = ("a = 1", "b = 2", "c = 3", "d = 4", load)  # the window of recent cells full: it slides
+    slid = snap("sales", inputs=(*full[1:], load)).diff_text(snap("sales", inputs=full))
+    assert slid is not None and slid.count(load) == 1 and "a = 1" not in slid and "d = 4" not in slid
+    assert snap("sales", inputs=full).diff_text(snap("sales", inputs=full)) is None  # nothing ran
+
+
 def test_the_full_facts_again_once_the_snapshot_is_hidden_or_forgotten() -> None:
     tracker = KernelFactsTracker()
     many = [f"v{i}" for i in range(20)]

@@ -83,3 +83,28 @@ def test_a_changed_image_the_model_was_sent_makes_its_replay_say_so(tmp_path, mo
     again = run(tmp_path, plot, ask)
     out = text(again.cells[2])
     assert f"the image of the cell `{plot}` changed since this answer was recorded" in out, out
+
+
+EXPERIMENT = ("import json\n"
+              "class Experiment:\n"
+              "    def __init__(self, runs): self.runs = runs\n"
+              "    def _repr_llm_(self):\n"
+              "        return f'Experiment: {len(self.runs)} runs, best loss {min(self.runs):.3f}'\n"
+              "exp = Experiment(json.load(open('runs.json')))")
+ASK_EXP = "%%agent\nWhat is the best loss of `exp`? Answer from what you were shown."
+
+
+def test_a_changed_llm_repr_the_model_was_told_makes_its_replay_say_so(tmp_path, monkeypatch):
+    # The model answered from `exp`'s _repr_llm_ text; nbagent has no content fingerprint for an
+    # object of the user's class, so a replay after the runs changed showed the old best loss as current.
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (tmp_path / "runs.json").write_text("[0.5, 0.25]")
+    live = run(tmp_path, EXPERIMENT, ASK_EXP)
+    assert "replayed" not in text(live.cells[2])
+    again = run(tmp_path, EXPERIMENT, ASK_EXP)  # unchanged: replayed silently
+    assert "replayed: session" in text(again.cells[2]) and "changed since" not in text(again.cells[2])
+
+    (tmp_path / "runs.json").write_text("[0.5, 0.125]")  # the same cell, another best loss
+    again = run(tmp_path, EXPERIMENT, ASK_EXP)
+    out = text(again.cells[2])
+    assert "replayed: session" in out and "`exp` changed since this answer was recorded" in out, out
