@@ -146,7 +146,7 @@ def watch_turn(magics: "MagicsApi", sess: "NotebookSession") -> "Iterator[TurnWa
     # of its code: the variables described there in full, and the outputs quoted, are fingerprinted then.
     facts = getattr(getattr(sess.agent, "engine", None), "kernel_facts", None)
     if facts is not None and hasattr(facts, "on_built"):
-        facts.on_built = lambda record: watch.told(record.full, record.outputs, record.image_cells)
+        facts.on_built = lambda record: watch.told(record.full, record.outputs, record.image_cells, record.described)
     try:
         with watch:
             yield watch

@@ -31,14 +31,16 @@ DESCRIBED = "described:"
 """In front of a digest of the description: compared by describing the value again, not by content."""
 
 
-def described_fingerprint(value: object, secret: Secret | None = None, *, replay: bool = False) -> str | None:
+def described_fingerprint(value: object, secret: Secret | None = None, *, replay: bool = False,
+                          told: str | None = None) -> str | None:
     """``described:`` and a digest of the full description of ``value`` as the model is told it;
     None when it is not described by its own text, describing it failed, or (with ``secret``) the
     text holds a secret (the digest, saved in the record, would let a guess of it be checked).
-    ``replay``: made again to compare, with the longer :data:`REPLAY_SECONDS`."""
+    ``replay``: made again to compare, with the longer :data:`REPLAY_SECONDS`. ``told``: that
+    description as the kernel context just made it (not made again)."""
     from ..kernel_context.protocol import content_description
 
-    text = content_description(value, REPLAY_SECONDS if replay else None)
+    text = told if told is not None else content_description(value, REPLAY_SECONDS if replay else None)
     if text is None or (secret is not None and secret(text)):
         return None
     text = _ADDRESS.sub(" at 0x", text)  # not a change of what the model was told
@@ -46,11 +48,13 @@ def described_fingerprint(value: object, secret: Secret | None = None, *, replay
     return DESCRIBED + _digest(type(value).__qualname__.encode(), text.encode("utf-8", "surrogatepass"))
 
 
-def value_fingerprint(value: object, secret: Secret | None = None, *, replay: bool = False) -> str | None:
+def value_fingerprint(value: object, secret: Secret | None = None, *, replay: bool = False,
+                      told: str | None = None) -> str | None:
     """The content fingerprint of ``value`` (:func:`~.fingerprint.fingerprint`), else the digest of
-    what the model is told of it (:func:`described_fingerprint`), else None (unchecked)."""
+    what the model is told of it (:func:`described_fingerprint`; ``told``: that text, just made),
+    else None (unchecked)."""
     found = fingerprint(value, secret=secret)
-    return found if found is not None else described_fingerprint(value, secret, replay=replay)
+    return found if found is not None else described_fingerprint(value, secret, replay=replay, told=told)
 
 
 __all__ = ["DESCRIBED", "REPLAY_SECONDS", "described_fingerprint", "value_fingerprint"]

@@ -29,7 +29,6 @@ import ast
 import builtins
 import os
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
@@ -38,83 +37,14 @@ from .cell_log import CONTEXT_CELLS as CONTEXT_CELLS
 from .cell_log import CellLog, cell_key, context_cells, ran_inputs
 from .described import value_fingerprint
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
+from .turn_inputs import TurnInputs as TurnInputs  # re-exported: the record's schema, made here
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from ...engine.contracts.json_types import JSONObject
 
 _HIDDEN = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 _SKIPPED_TYPES = ("module", "type", "builtin_function_or_method")
-@dataclass(frozen=True)
-class TurnInputs:
-    """A turn's inputs, as saved (signed) beside its transcript."""
-
-    read: dict[str, str] = field(default_factory=dict)
-    """Variable → content fingerprint (``~`` first: bounded), for variables the agent's code read."""
-    shown: dict[str, str] = field(default_factory=dict)
-    """Variable → fingerprint of what the model was shown of it."""
-    files: dict[str, str] = field(default_factory=dict)
-    """File (relative to the notebook's folder, ``/``-separated) → ``size:digest``."""
-    cells: dict[str, str] = field(default_factory=dict)
-    """Fingerprint of a cell the model had in context → its first line (named when it changed)."""
-    cell_ids: dict[str, str] = field(default_factory=dict)
-    """Fingerprint of a cell in context → the id of the cell that ran it, where the front-end sent one."""
-    unchecked: tuple[str, ...] = ()
-    """Variables read that have no fingerprint (objects of other libraries): not compared."""
-    left_cells: dict[str, str] = field(default_factory=dict)
-    """Id of a cell in context that this turn's own ``notebook_edit`` / ``notebook_run`` changed →
-    fingerprint of the text the turn left it with: that text is the turn's work, not a change."""
-    left_values: dict[str, str] = field(default_factory=dict)
-    """A variable of ``read`` or ``shown`` that the turn's own code changed → its fingerprint (of the
-    same kind) as the turn left it: a cell the turn fixed above the agent cell sets it so on Run All.
-    A variable of ``read`` the turn's code assigned is here even when it left it as it found it (the
-    agent loaded the data again): undefined at the replay, its own code cells below make it again."""
-    outputs: dict[str, str] = field(default_factory=dict)
-    """Fingerprint of a cell whose ``Out[n]`` the model was told → the content fingerprint of that
-    value: the model may answer from a cell's output (``df.describe()``) without running code."""
-
-    images: dict[str, str] = field(default_factory=dict)
-    """Fingerprint of a cell whose displayed image the model was sent → digest of its images."""
-    made: dict[str, str] = field(default_factory=dict)
-    """Tool call id → fingerprint of the code its cell was made with (``""``: not compared), see :mod:`.made_cells`."""
-    read_outputs: dict[str, str] = field(default_factory=dict)
-    """Id of a cell ``notebook_read`` showed the model → digest of its outputs as read, see :mod:`.read_outputs`."""
-    read_sources: dict[str, str] = field(default_factory=dict)
-    """Id of a cell ``notebook_read`` showed the model → digest of its text as read (a cell's code
-    the answer may rest on, though no recent cell in context shows it)."""
-
-    def to_json(self) -> JSONObject:
-        data: JSONObject = {"read": dict(self.read), "shown": dict(self.shown), "files": dict(self.files),
-                            "cells": dict(self.cells), "cell_ids": dict(self.cell_ids),
-                            "unchecked": list(self.unchecked)}
-        for key, left in (("left_cells", self.left_cells), ("left_values", self.left_values),
-                          ("outputs", self.outputs), ("images", self.images), ("made", self.made),
-                          ("read_outputs", self.read_outputs), ("read_sources", self.read_sources)):
-            if left:  # only when there is one, so that a record without them reads as before
-                data[key] = dict(left)
-        return data
-
-    @classmethod
-    def from_json(cls, data: object) -> "TurnInputs":
-        """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
-        keys = {"read", "shown", "files", "cells", "cell_ids", "unchecked"}
-        optional = {"left_cells", "left_values", "outputs", "images", "made", "read_outputs", "read_sources"}
-        if not isinstance(data, dict) or not keys <= set(data) <= keys | optional:
-            raise ValueError("not a turn's inputs")
-        names = ("read", "shown", "files", "cells", "cell_ids", "left_cells", "left_values", "outputs", "images", "made",
-                 "read_outputs", "read_sources")
-        maps = [data.get(k, {}) for k in names]
-        if not all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
-                   for m in maps):
-            raise ValueError("not a turn's inputs")
-        if not isinstance(data["unchecked"], list) or not all(isinstance(n, str) for n in data["unchecked"]):
-            raise ValueError("not a turn's inputs")
-        read, shown, files, cells, cell_ids, left_cells, left_values, outputs, images, made, read_outputs, sources = maps
-        return cls(read, shown, files, cells, cell_ids, tuple(data["unchecked"]), left_cells, left_values, outputs,
-                   images, made, read_outputs, sources)
-
-
 def user_variables(shell: InteractiveShell) -> Iterable[tuple[str, object]]:
     """The namespace's user variables, as the model is told about them (no modules, classes, hidden names)."""
     hidden = getattr(shell, "user_ns_hidden", {})
@@ -206,9 +136,12 @@ class TurnWatch:
         self.read_outputs: dict[str, str] = {}
         self.read_sources: dict[str, str] = {}
         self._turns_cells: set[str] = set()  # cells the turn replaced or ran: their outputs are its work
+        self.ran_code = False
+        """Whether the turn ran code in the kernel (every tool that does goes through the executor)."""
 
     def before_code(self, code: str) -> None:
         """Fingerprint the namespace's values this code reads, before it runs."""
+        self.ran_code = True
         try:
             tree = ast.parse(self.shell.transform_cell(code))
         except Exception:  # noqa: BLE001 - code that does not parse reads nothing
@@ -245,11 +178,13 @@ class TurnWatch:
             self.fresh |= self._pending[1]
         self._pending = None
 
-    def told(self, full: Iterable[str], outputs: Iterable[int], images: Mapping[int, str]) -> None:
+    def told(self, full: Iterable[str], outputs: Iterable[int], images: Mapping[int, str],
+             described: Mapping[str, str] | None = None) -> None:
         """What the kernel context told the model, when it is built (before the turn's code runs):
-        the variables described in full, the execution counts of the ``Out[n]`` it quoted, and the
-        cells whose displayed images it sent (cell number → their digest)."""
-        self.told_in_full(full)
+        the variables described in full (``described``: the text of those described by their own),
+        the execution counts of the ``Out[n]`` it quoted, and the cells whose displayed images it
+        sent (cell number → their digest)."""
+        self.told_in_full(full, described)
         self.told_outputs(outputs)
         raw = ran_inputs(self.shell)
         for n, digest in images.items():
@@ -285,16 +220,17 @@ class TurnWatch:
                 elif cell_id not in self._turns_cells:
                     kept[cell_id] = digest
 
-    def told_in_full(self, names: Iterable[str]) -> None:
+    def told_in_full(self, names: Iterable[str], described: Mapping[str, str] | None = None) -> None:
         """The variables the kernel context described in full to the model (a frame's columns with
         their levels, missing counts and sample rows): fingerprinted by content, as a value the code
         read is, when the context is built (before any of the turn's code runs). The answer may
         rest on any of it, so a changed row, level or missing value is a change, not only a changed
-        shape (what a variable described in a line is compared by)."""
+        shape (what a variable described in a line is compared by). ``described``: the text each was
+        told by, where it is its own (``_repr_llm_``): fingerprinted by it, not described again."""
         for name in names:
-            self._read(name)
+            self._read(name, (described or {}).get(name))
 
-    def _read(self, name: str) -> None:
+    def _read(self, name: str, told: str | None = None) -> None:
         """Fingerprint the value of ``name`` as it is now, once per turn, unless the turn made it."""
         ns = self.shell.user_ns
         hidden = getattr(self.shell, "user_ns_hidden", {})
@@ -305,7 +241,7 @@ class TurnWatch:
         value = ns[name]
         if type(value).__name__ in _SKIPPED_TYPES:
             return
-        fp = None if holds_secret(value, self._redact) else value_fingerprint(value, secret=self._secret)
+        fp = None if holds_secret(value, self._redact) else value_fingerprint(value, secret=self._secret, told=told)
         (self.unchecked.append(name) if fp is None else self.read.__setitem__(name, fp))
 
     # --- files (the audit hook) ---------------------------------------------------------------
@@ -353,8 +289,12 @@ class TurnWatch:
 
     def _left_values(self, read: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
         """The inputs whose value differs at the turn's end (its own code's work), as they are now;
-        one the turn left holding a secret gets no digest, as an input holding one gets none."""
-        ns, left = self.shell.user_ns, {}
+        one the turn left holding a secret gets no digest, as an input holding one gets none. None
+        where the turn ran no code: nothing of it changed them (each value was read again, a
+        ``_repr_llm_`` called again, at every prompt's end)."""
+        ns, left = self.shell.user_ns, dict[str, str]()
+        if not self.ran_code:
+            return left
 
         def content(value: object) -> str | None:
             return None if holds_secret(value, self._redact) else value_fingerprint(value, secret=self._secret)

@@ -21,7 +21,7 @@ from . import figures
 from .cells import recent_inputs, recent_outputs
 from .guard import Deadline, DescribeFailed, bounded_call
 from .prompted import prompted_secrets
-from .protocol import describe
+from .protocol import described_with_content
 from .rank import ranked
 
 if TYPE_CHECKING:
@@ -51,6 +51,9 @@ class ContextRecord:
     (labels) and left out (notes); its size in tokens and the seconds it took."""
 
     full: list[str] = field(default_factory=list)
+    described: dict[str, str] = field(default_factory=dict)
+    """Of ``full``, each value described by its own text (``_repr_llm_``, a figure's): that text, which a
+    live turn fingerprints it by without describing it again."""
     outputs: list[int] = field(default_factory=list)
     """The execution counts whose ``Out[n]`` text the model was told (recent outputs)."""
     image_cells: dict[int, str] = field(default_factory=dict)
@@ -82,10 +85,11 @@ def user_variables(shell: "InteractiveShell") -> Iterator[tuple[str, object]]:
         yield name, value
 
 
-def _info(name: str, value: object, full: bool) -> VariableInfo:
-    d = describe(value, full)
+def _info(name: str, value: object, full: bool) -> tuple[VariableInfo, str | None]:
+    """The variable's line (and detail), and its own text where it is described by it (see :attr:`ContextRecord.described`)."""
+    d, text = described_with_content(value, full)
     detail = "\n".join("    " + line for line in d.detail)
-    return VariableInfo(name, type(value).__name__, d.summary, detail)
+    return VariableInfo(name, type(value).__name__, d.summary, detail), text
 
 
 def _brief(info: VariableInfo) -> VariableInfo:
@@ -137,6 +141,7 @@ class Builder:
         for told in (self.record.full, self.record.brief):
             if info.name in told:
                 told.remove(info.name)
+        self.record.described.pop(info.name, None)
         self.record.left_out.insert(0, info.name)
 
     def describe_all(self, variables: dict[str, object], focus: list[str]) -> None:
@@ -152,8 +157,11 @@ class Builder:
                 self.record.notes.append(f"the build's {self.deadline.seconds:g} s deadline passed")
                 return
             full = name in focused
-            info = _info(name, variables[name], full)
-            if not self.add(info, full) and not (full and info.detail and self.add(_brief(info), False)):
+            info, text = _info(name, variables[name], full)
+            if self.add(info, full):
+                if text is not None and name in self.record.full:
+                    self.record.described[name] = text
+            elif not (full and info.detail and self.add(_brief(info), False)):
                 self.record.left_out.append(name)
 
     def left_out_line(self, more: int, listed: int = LEFT_OUT_NAMES) -> str:

@@ -90,3 +90,43 @@ def test_a_set_of_strings_printed_in_another_order_is_no_change():
     assert described.described_fingerprint(Labels("steps ['clean', 'load']")) != ordered
     keyed = described.described_fingerprint(Labels("{'a': 1, 'b': 2}"))  # a dict prints in insertion order
     assert described.described_fingerprint(Labels("{'b': 2, 'a': 1}")) != keyed
+
+
+class Counted:
+    """A ``_repr_llm_`` that counts its calls (a summary over a million runs costs ~17 ms each)."""
+
+    calls = 0
+
+    def _repr_llm_(self) -> str:
+        Counted.calls += 1
+        return "Runs: 12, best loss 0.125"
+
+
+def test_a_turn_that_runs_no_code_describes_an_object_once_a_prompt(ip, tmp_path, monkeypatch):
+    """The kernel context described it, the record described it again for its fingerprint, and the
+    turn's end a third time to see whether the turn changed it (review of nb21: 10 such objects
+    added ~400 ms a prompt)."""
+    from nbagent.engine.loop.facts import FactsFocus
+    from nbagent.notebook.kernel_context.build import KernelContext
+
+    monkeypatch.setattr(Counted, "calls", 0)
+    ip.user_ns["runs"] = Counted()
+    context = KernelContext(ip)
+    watch = TurnWatch(ip, tmp_path, None)
+    context.on_built = lambda record: watch.told(record.full, record.outputs, record.image_cells, record.described)
+    context.focused(FactsFocus(prompt="what is the best loss in runs?"))
+    inputs = watch.inputs()
+    assert Counted.calls == 1
+    assert inputs.read["runs"] == described.value_fingerprint(Counted()) and Counted.calls == 2
+    assert "runs" not in inputs.left_values
+
+
+def test_a_turn_that_ran_code_still_sees_the_object_it_changed(ip, tmp_path, monkeypatch):
+    monkeypatch.setattr(Experiment, "delay", 0.0)
+    ip.user_ns["exp"] = Experiment(0.25)
+    watch = TurnWatch(ip, tmp_path, None)
+    watch.told_in_full(["exp"])
+    watch.before_code("exp.best = 0.125")
+    ip.user_ns["exp"].best = 0.125
+    watch.after_code(False)
+    assert watch.inputs().left_values["exp"] == described.value_fingerprint(Experiment(0.125))
