@@ -20,6 +20,12 @@ IMAGE_TOKENS = 1600
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 
+MAX_IMAGE_BASE64_CHARS = 5 * 1024 * 1024
+"""The most base64 data one image block may carry: the API answers 400 to a larger one, and since
+the block stays in the history, to every request after it (the conversation is poisoned)."""
+MAX_IMAGE_SIDE_PX = 8000
+"""The API's most pixels a side for one image (2,000 where a request holds more than 20 images)."""
+
 
 def png_size(data: bytes) -> tuple[int, int] | None:
     """Width and height from a PNG's header (None: not a PNG)."""
@@ -42,10 +48,33 @@ def known_image_tokens(block: Mapping[str, object]) -> int | None:
     return None if size is None else min(IMAGE_TOKENS, max(1, size[0] * size[1] // 750))
 
 
+def refused_image(block: Mapping[str, object]) -> str | None:
+    """Why the API would refuse the image block ``block`` (its data over :data:`MAX_IMAGE_BASE64_CHARS`,
+    a PNG's side over :data:`MAX_IMAGE_SIDE_PX`), as a note for the model; None for one it takes."""
+    source = block.get("source")
+    data = source.get("data") if isinstance(source, Mapping) else None
+    if not isinstance(data, str):
+        return None
+    media = source.get("media_type", "image") if isinstance(source, Mapping) else "image"
+    if len(data) > MAX_IMAGE_BASE64_CHARS:
+        return (f"[{media} of {len(data) * 3 // 4 / 1_000_000:.1f} MB left out: over the Messages API's "
+                f"{MAX_IMAGE_BASE64_CHARS // (1024 * 1024)} MB for one image; display a smaller one "
+                "(PIL's Image.thumbnail, a lower dpi) to see it]")
+    try:
+        size = png_size(base64.b64decode(data[:64]))
+    except (ValueError, binascii.Error):
+        return None
+    if size is not None and max(size) > MAX_IMAGE_SIDE_PX:
+        return (f"[{media} of {size[0]}×{size[1]} px left out: over the Messages API's {MAX_IMAGE_SIDE_PX:,} px "
+                "a side; display a smaller one (PIL's Image.thumbnail, a lower dpi) to see it]")
+    return None
+
+
 def image_tokens(block: Mapping[str, object]) -> int:
     """The API's estimate for an image block: :func:`known_image_tokens`, else :data:`IMAGE_TOKENS`."""
     known = known_image_tokens(block)
     return IMAGE_TOKENS if known is None else known
 
 
-__all__ = ["IMAGE_TOKENS", "image_tokens", "known_image_tokens", "png_size"]
+__all__ = ["IMAGE_TOKENS", "MAX_IMAGE_BASE64_CHARS", "MAX_IMAGE_SIDE_PX", "image_tokens", "known_image_tokens", "png_size",
+           "refused_image"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Union
 
+from ..api_facts.images import refused_image
 from ..contracts.abort import Aborted, AbortGuard
 from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT, MAX_JSON_DEPTH
 from ..contracts.events import CallPreview, Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
@@ -373,11 +374,21 @@ def _sanitized(out: ToolOutput, sanitizer: Sanitizer, capture_limit: int) -> tup
     display, n_display = sanitizer.text(out.display) if out.display is not None else (None, 0)
     if display is not None:
         display = truncate_middle(display, capture_limit)
+    raw = out.content if isinstance(out.content, str) else [_within_api_limits(block) for block in out.content]
     try:
-        content, n = sanitizer.value(out.content)
+        content, n = sanitizer.value(raw)  # an image the API refuses is not scanned for secrets either
     except TooDeepError as exc:
         content, n = f"The tool's result was {exc}; not kept.", 0
         return ToolOutput(content=content, is_error=True, display=display), n_display
     if isinstance(content, str):
         content = truncate_middle(content, capture_limit)
     return ToolOutput(content=content, is_error=out.is_error, display=display), n + n_display
+
+
+def _within_api_limits(block: JSONObject) -> JSONObject:
+    """``block``, or for an image the API would refuse (a tool's 18 MB PNG: a 400 for this request and,
+    the block staying in the history, for every one after it) a text saying what became of it."""
+    if block.get("type") != "image":
+        return block
+    why = refused_image(block)
+    return block if why is None else {"type": "text", "text": why}

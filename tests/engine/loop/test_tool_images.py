@@ -1,0 +1,74 @@
+"""An image a tool returns that the Messages API would refuse (over 5 MB of data, a side over
+8,000 px) never enters the history: the API answers 400 to it and, the block staying in the history,
+to every request after it. The model is told what became of it instead."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from nbagent.engine.api_facts.images import MAX_IMAGE_BASE64_CHARS, refused_image
+from nbagent.engine.contracts.tool_api import Tool, ToolOutput
+from nbagent.providers.simulated import ScriptedResponder, SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop.test_query_support import make_engine, messages_requests, run
+
+
+def _png(width: int, height: int, extra: int = 0) -> str:
+    """A PNG's header of ``width`` × ``height`` (what the API's size check reads), ``extra`` bytes after it."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + chunk + b"\0" * extra).decode("ascii")
+
+
+class Picture(Tool):
+    name = "picture"
+    description = "Show a picture."
+    read_only = True
+
+    class Input(pydantic.BaseModel):
+        which: str
+
+    async def run(self, tool_input: dict[str, Any], ctx: Any) -> ToolOutput:
+        data = {"big": _png(1000, 1000, MAX_IMAGE_BASE64_CHARS), "wide": _png(9000, 100), "small": _png(800, 600)}
+        return ToolOutput(content=[{"type": "text", "text": "here it is"},
+                                   {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                                "data": data[tool_input["which"]]}}])
+
+
+def _last_result(api: SimulatedAPI) -> list[dict[str, Any]]:
+    body = messages_requests(api)[-1].body
+    return body["messages"][-1]["content"][0]["content"]
+
+
+def test_an_image_the_api_would_refuse_is_a_note_and_the_next_prompt_still_works(tmp_path: Path) -> None:
+    api = SimulatedAPI(responder=ScriptedResponder([
+        tool_reply("picture", {"which": "big"}), text_reply("I could not see it."),
+        tool_reply("picture", {"which": "wide"}), text_reply("Nor that one."),
+        tool_reply("picture", {"which": "small"}), text_reply("A small one."),
+    ]))
+    engine = make_engine(api, tmp_path, tools=[Picture()])
+    for which in ("big", "wide", "small"):
+        asyncio.run(run(engine, f"show me the {which} picture"))
+        blocks = _last_result(api)
+        images = [b for b in blocks if b["type"] == "image"]
+        if which == "small":
+            assert len(images) == 1
+        else:
+            assert images == [] and "left out: over the Messages API's" in blocks[-1]["text"], blocks
+    assert all(len(str(r.body)) < MAX_IMAGE_BASE64_CHARS for r in messages_requests(api))
+
+
+def _block(data: str) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+
+
+def test_the_api_limits_read_from_the_block() -> None:
+    assert refused_image(_block(_png(8000, 8000))) is None and refused_image(_block("A" * MAX_IMAGE_BASE64_CHARS)) is None
+    assert "8001×10 px" in (refused_image(_block(_png(8001, 10))) or "")
+    assert "over the Messages API's 5 MB" in (refused_image(_block("A" * (MAX_IMAGE_BASE64_CHARS + 4))) or "")
