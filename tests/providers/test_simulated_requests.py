@@ -113,6 +113,31 @@ async def test_invalid_requests_get_a_helpful_400(body: dict, message: str) -> N
     assert payload["request_id"] == response.headers["request-id"]
 
 
+def _image(data: str) -> dict:
+    return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+
+
+_WIDE_PNG = "iVBORw0KGgoAAAANSUhEUgAAI1AAAABkCAIAAAA="  # a PNG's header: 9,040 × 100 px
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ([_image("A" * (5 * 1024 * 1024 + 4)), {"type": "text", "text": "what is this?"}],
+     "messages.0.content.0.image.source.base64: image exceeds 5 MB maximum: 5242884 bytes > 5242880 bytes"),
+    ([_image(_WIDE_PNG)], "image dimensions exceed max allowed size: 8000 pixels"),
+])
+async def test_an_image_over_the_apis_limits_gets_its_400(content: list, message: str) -> None:
+    """As the API: a 400 naming the block (the simulated API took any size, so a client that let
+    one into its history saw no failure offline, and every request after it fails online)."""
+    response = await post(SimulatedAPI([text_reply("x")]), {"model": MODEL, "max_tokens": 10,
+                                                             "messages": [{"role": "user", "content": content}]})
+    assert response.status_code == 400 and message in response.json()["error"]["message"]
+    body = {"model": MODEL, "max_tokens": 10, "messages": [
+        {"role": "user", "content": "go"}, {"role": "assistant", "content": [TOOL_USE]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}]}
+    response = await post(SimulatedAPI([text_reply("x")]), body)
+    assert response.status_code == 400 and "messages.2.content.0.content.0.image" in response.json()["error"]["message"]
+
+
 async def test_valid_tool_round_trip_and_merged_consecutive_messages_are_accepted() -> None:
     body = {"model": MODEL, "max_tokens": 10, "messages": [
         {"role": "user", "content": "go"}, {"role": "user", "content": "now"},  # merged, as the API does

@@ -3,7 +3,8 @@
 Checked: model and max_tokens present (max_tokens within the model's output limit), thinking budget,
 system and tools shapes, messages non-empty with user/assistant roles, non-empty text blocks, the
 first message from the user, thinking blocks passed back with their signature (and, for one this
-API issued, with the thinking exactly as it was sent), and, after merging consecutive same-role
+API issued, with the thinking exactly as it was sent), images within the API's size (5 MB of base64,
+8,000 px a side), and, after merging consecutive same-role
 messages as the API does, every ``tool_use`` answered by a ``tool_result`` in the next message (and
 no stray results).
 """
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Collection, Literal, Mapping, Union, cast
 from nbagent.engine.api_facts.models import ModelInfo, get_model
 
 from ...engine.api_facts.caching import MAX_BREAKPOINTS, count_breakpoints, ttl_order_error
+from ...engine.api_facts.images import MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_SIDE_PX, refused_image
 from ...engine.contracts.json_types import JSONObject, JSONValue
 from ...engine.contracts.message_types import MessageParam, TextBlockParam
 
@@ -190,9 +192,22 @@ def _message_blocks(i: int, message: JSONValue, last: bool, signed: Signed) -> t
     return ("user" if role == "user" else "assistant"), located
 
 
+def _check_image(where: str, block: JSONObject) -> None:
+    """An image within the API's limits (:func:`~nbagent.engine.api_facts.images.refused_image`), also
+    inside a tool result: the API answers 400 to a larger one, and to every request that repeats it."""
+    source = block.get("source")
+    data = source.get("data") if isinstance(source, dict) else None
+    if not isinstance(data, str) or refused_image(block) is None:
+        return
+    if len(data) > MAX_IMAGE_BASE64_CHARS:
+        raise _bad(f"{where}.image.source.base64: image exceeds 5 MB maximum: {len(data)} bytes > "
+                   f"{MAX_IMAGE_BASE64_CHARS} bytes")
+    raise _bad(f"{where}.image.source.base64.data: image dimensions exceed max allowed size: {MAX_IMAGE_SIDE_PX} pixels")
+
+
 def _check_block(where: str, block: JSONObject, signed: Signed) -> None:
     """A text block has text that is not blank, a thinking block its signed thinking, a redacted
-    one its data."""
+    one its data, an image (also in a tool result) the API's size."""
     match block:
         case {"type": "text"}:
             text = block.get("text")
@@ -204,6 +219,12 @@ def _check_block(where: str, block: JSONObject, signed: Signed) -> None:
             _check_thinking(where, block, signed)
         case {"type": "redacted_thinking"} if not (isinstance(block.get("data"), str) and block["data"]):
             raise _bad(f"{where}.redacted_thinking.data: Field required")
+        case {"type": "image"}:
+            _check_image(where, block)
+        case {"type": "tool_result", "content": list(parts)}:
+            for k, part in enumerate(parts):
+                if isinstance(part, dict) and part.get("type") == "image":
+                    _check_image(f"{where}.content.{k}", part)
 
 
 def _validate_messages(messages: JSONValue | None, signed: Signed) -> None:
