@@ -200,7 +200,7 @@ class ShellExecutor:
                 result_repr, rich, error = self._format_interruptible(value, filename)
         rich = self._merge_rich(displays, rich)
         return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr,
-                               error=error, rich=rich)
+                               error=error, rich=rich, displayed=self._displayed_text(displays))
 
     async def _run(self, code_obj: CodeType) -> object:
         ns = self.shell.user_ns
@@ -234,6 +234,16 @@ class ShellExecutor:
             text = f"<repr failed: {type(exc).__name__}: {exc}>"
         rich = {k: v for k, v in data.items() if k != "text/plain"}
         return text, (_jsonable(rich) if rich else None)
+
+    def _displayed_text(self, displays: list[CapturedDisplay]) -> str:
+        """The plain text of each ``display()`` call, bounded like stdout (a display of a huge
+        frame must not fill the kernel's memory twice)."""
+        text = BoundedText(self.capture_limit)
+        for d in displays:
+            plain = d.get("data", {}).get("text/plain")
+            if isinstance(plain, str) and plain:
+                text.write(plain.rstrip("\n") + "\n")
+        return str(text.getvalue())
 
     @staticmethod
     def _merge_rich(displays: list[CapturedDisplay], rich: dict[str, object] | None) -> dict[str, object] | None:

@@ -214,3 +214,11 @@ async def test_the_models_own_log_lines_are_still_captured(executor: ShellExecut
     with kernel_logging():
         res = await executor.execute("import logging\nlogging.getLogger('mine').warning('careful')")
     assert "careful" in res.stderr
+
+
+async def test_displayed_plain_text_is_in_the_result(executor: ShellExecutor) -> None:
+    """What ``display()`` showed was only in ``rich`` (its text/plain dropped): a code that displayed
+    a string or a frame gave a result that formatted as "(no output)"."""
+    res = await executor.execute("from IPython.display import display\ndisplay('first')\ndisplay(123)")
+    assert res.displayed == "'first'\n123\n"
+    assert res.result_repr is None and res.stdout == ""
