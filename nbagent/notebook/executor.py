@@ -236,12 +236,11 @@ class ShellExecutor:
         return text, (_jsonable(rich) if rich else None)
 
     def _displayed_text(self, displays: list[CapturedDisplay]) -> str:
-        """The plain text of each ``display()`` call, bounded like stdout (a display of a huge
-        frame must not fill the kernel's memory twice)."""
+        """The plain text of each ``display()`` call as the cell ends up showing it, bounded like
+        stdout (a display of a huge frame must not fill the kernel's memory twice)."""
         text = BoundedText(self.capture_limit)
-        for d in displays:
-            plain = d.get("data", {}).get("text/plain")
-            if isinstance(plain, str) and plain:
+        for plain in _as_shown(displays):
+            if plain:
                 text.write(plain.rstrip("\n") + "\n")
         return str(text.getvalue())
 
@@ -253,6 +252,26 @@ class ShellExecutor:
         if rich:
             merged.update(rich)
         return _jsonable(merged) if merged else None
+
+
+def _as_shown(displays: list[CapturedDisplay]) -> list[str]:
+    """The displays' plain text, each ``update_display`` (``handle.update``) replacing the text of
+    the displays with its ``display_id`` as the notebook replaces them: a progress display updated
+    a thousand times read as its thousand states, first to last (the cell shows only the last)."""
+    shown: list[str] = []
+    by_id: dict[object, list[int]] = {}
+    for d in displays:
+        plain = d.get("data", {}).get("text/plain")
+        plain = plain if isinstance(plain, str) else ""
+        display_id = (d.get("transient") or {}).get("display_id")
+        if d.get("update") and display_id in by_id:
+            for at in by_id[display_id]:
+                shown[at] = plain
+            continue
+        if display_id is not None:
+            by_id.setdefault(display_id, []).append(len(shown))
+        shown.append(plain)
+    return shown
 
 
 class _NamespaceLocks:

@@ -222,3 +222,12 @@ async def test_displayed_plain_text_is_in_the_result(executor: ShellExecutor) ->
     res = await executor.execute("from IPython.display import display\ndisplay('first')\ndisplay(123)")
     assert res.displayed == "'first'\n123\n"
     assert res.result_repr is None and res.stdout == ""
+
+
+async def test_an_updated_display_reads_as_its_last_state(executor: ShellExecutor) -> None:
+    """A display updated in place (``handle.update``, how a progress line is drawn) read as every
+    state it went through, first to last, while the cell shows only the last one."""
+    res = await executor.execute(
+        "from IPython.display import display\nh = display('start', display_id=True)\n"
+        "display('other')\nfor i in range(1000): h.update(f'step {i}')")
+    assert res.displayed == "'step 999'\n'other'\n"
