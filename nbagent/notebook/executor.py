@@ -23,6 +23,7 @@ import ast
 import asyncio
 import base64
 import collections
+import functools
 import inspect
 import io
 import logging
@@ -317,10 +318,8 @@ class _Capture:
         self.shell, self.out, self.err, self.displays = shell, out, err, displays
 
     def __enter__(self) -> None:
-        from IPython.core.displaypub import CapturingDisplayPublisher
-
         self.saved = (sys.stdout, sys.stderr, self.shell.display_pub)
-        pub = CapturingDisplayPublisher()
+        pub = _publisher_class()()
         pub.outputs = self.displays
         self.kernel_log = _KernelLogAside(self.saved[1])
         COMM_LOG.addFilter(self.kernel_log)
@@ -335,6 +334,20 @@ class _Capture:
                 pass
         sys.stdout, sys.stderr, self.shell.display_pub = self.saved
         COMM_LOG.removeFilter(self.kernel_log)
+
+
+@functools.cache
+def _publisher_class() -> type:
+    """IPython's capturing display publisher, but for ``clear_output``: IPython's prints the
+    terminal's erase-line escape (``\\x1b[2K\\r``, twice) into stdout, so the model and a
+    ``run_code`` client read escape codes for every frame of a ``clear_output(wait=True)`` loop."""
+    from IPython.core.displaypub import CapturingDisplayPublisher
+
+    class Publisher(CapturingDisplayPublisher):  # type: ignore[misc]
+        def clear_output(self, wait: bool = False) -> None:
+            self.outputs.clear()  # the displays so far, as the notebook clears them
+
+    return Publisher
 
 
 COMM_LOG = logging.getLogger("Comm")

@@ -231,3 +231,12 @@ async def test_an_updated_display_reads_as_its_last_state(executor: ShellExecuto
         "from IPython.display import display\nh = display('start', display_id=True)\n"
         "display('other')\nfor i in range(1000): h.update(f'step {i}')")
     assert res.displayed == "'step 999'\n'other'\n"
+
+
+async def test_clear_output_leaves_no_terminal_escapes_in_the_output(executor: ShellExecutor) -> None:
+    """``clear_output(wait=True)`` in a loop (how a notebook animates a frame) put IPython's
+    terminal erase-line escape in stdout twice per frame: the model read escape codes."""
+    res = await executor.execute("from IPython.display import display, clear_output\nprint('start')\n"
+                                 "for i in range(3):\n    clear_output(wait=True)\n    display(f'frame {i}')")
+    assert res.stdout == "start\n" and res.stderr == ""
+    assert res.displayed == "'frame 2'\n"
