@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, TypedDict
 from ..engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
+from .document.images import with_bounded_images
 from .tool_code import tool_code
 from .user_code_interrupt import CANCEL_TURNS, interrupt_user_code, raise_on_sigint, watch_sigint
 
@@ -110,6 +111,10 @@ class ShellExecutor:
         """Called with each code before it runs (a live turn records what the code reads)."""
         self.after_execute: Callable[[bool], object] | None = None
         """Called once that code ran, with whether it failed (raised, or was stopped)."""
+
+    bounded_images = staticmethod(with_bounded_images)
+    """What the python tool applies to its result's images: bounded as ``notebook_read`` bounds a
+    cell's (the model's request, and a ``run_code`` client's, took an 18 MB PNG whole)."""
 
     @property
     def last_code(self) -> str | None:

@@ -12,6 +12,7 @@ lock: the kernel is one process, and its working directory is shared by everythi
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 import pydantic
@@ -88,6 +89,11 @@ class Python(BuiltinTool):
         run = executor.execute(params.code, cwd=ctx.cwd) if takes_cwd(executor) else executor.execute(params.code)
         result = await wait_or_abort(run, ctx.abort)
         content = _content(result)
+        bound = getattr(executor, "bounded_images", None)
+        if callable(bound) and not isinstance(content, str):
+            # The kernel's displays can be any size (an 18 MB PNG, more than a request carries): its
+            # executor bounds them as notebook_read's, off the loop (downscaling takes a second or two).
+            content = await asyncio.to_thread(bound, content)
         # The notebook shows a value with an HTML form (a DataFrame) as that table: the card's
         # text then leaves out the repr the model gets, instead of showing the value twice.
         # The same for what the code displayed: the card draws those outputs themselves.

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import pytest
 
@@ -240,3 +241,22 @@ async def test_clear_output_leaves_no_terminal_escapes_in_the_output(executor: S
                                  "for i in range(3):\n    clear_output(wait=True)\n    display(f'frame {i}')")
     assert res.stdout == "start\n" and res.stderr == ""
     assert res.displayed == "'frame 2'\n"
+
+
+async def test_a_large_image_the_models_code_displays_reaches_it_bounded(executor: ShellExecutor, tmp_path) -> None:
+    """nbagent's own model got a displayed 4 MB PNG whole in its python tool's result (a client's
+    run_code was bounded, notebook_read too): a larger one is more than a request may carry."""
+    from nbagent.engine.contracts.tool_api import ToolContext
+    from nbagent.notebook.document.images import MAX_IMAGE_BYTES
+    from nbagent.tools import Python
+
+    code = ("import io, numpy as np\nfrom PIL import Image as P\nfrom IPython.display import Image, display\n"
+            "b = io.BytesIO(); P.fromarray((np.random.default_rng(0).random((1200, 1200, 3)) * 255)"
+            ".astype('uint8')).save(b, 'PNG')\nassert len(b.getvalue()) > 3_000_000\n"
+            "display(Image(data=b.getvalue(), format='png'))")
+    out = await Python().run({"code": code}, ToolContext(cwd=tmp_path, executor=executor))
+    assert isinstance(out.content, list) and not out.is_error, out.content
+    blocks = cast(list[dict[str, Any]], out.content)
+    images = [base64.b64decode(b["source"]["data"]) for b in blocks if b["type"] == "image"]
+    assert len(images) == 1 and len(images[0]) <= MAX_IMAGE_BYTES
+    assert "1200×1200 px" in blocks[0]["text"] and "sent downscaled to" in blocks[0]["text"]

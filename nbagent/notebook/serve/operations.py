@@ -11,7 +11,6 @@ instead of an agent turn: ``%agent rollback`` and a re-run never delete them as 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
 import time
 from pathlib import Path
@@ -23,7 +22,6 @@ from ...tools.python import Python
 from ..document.bridge import Bridge, BridgeError, BridgeUnavailable
 from ..document.bridge_types import CellJSON
 from ..document.cells import source_hash
-from ..document.images import with_bounded_images
 from ..document.preview import edit_preview, run_preview
 from ..document.tools import (
     NotebookEdit,
@@ -338,9 +336,7 @@ class Operations:
         async def act(_allowed: Allowed) -> ToolOutput:
             with interrupt_after(timeout_s, self.executor) as limit:
                 out = await self._running(client, Python().run({"code": code}, self._ctx(client)))
-            # Its images bounded as notebook_read's are (off the loop: downscaling takes a second or two).
-            content = await asyncio.to_thread(with_bounded_images, out.content)
-            return limit.noted(dataclasses.replace(out, content=content))
+            return limit.noted(out)  # its images bounded by the python tool (ShellExecutor.bounded_images)
 
         return await self._gated(client, request, act)
 
