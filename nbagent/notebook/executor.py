@@ -23,7 +23,6 @@ import ast
 import asyncio
 import base64
 import collections
-import functools
 import inspect
 import io
 import logging
@@ -40,6 +39,7 @@ from ..engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
 from .document.images import with_bounded_images
+from .shown_displays import as_shown, publisher_class
 from .tool_code import tool_code
 from .user_code_interrupt import CANCEL_TURNS, interrupt_user_code, raise_on_sigint, watch_sigint
 
@@ -245,7 +245,7 @@ class ShellExecutor:
         """The plain text of each ``display()`` call as the cell ends up showing it, bounded like
         stdout (a display of a huge frame must not fill the kernel's memory twice)."""
         text = BoundedText(self.capture_limit)
-        for plain in _as_shown(displays):
+        for plain in as_shown(displays):
             if plain:
                 text.write(plain.rstrip("\n") + "\n")
         return str(text.getvalue())
@@ -258,26 +258,6 @@ class ShellExecutor:
         if rich:
             merged.update(rich)
         return _jsonable(merged) if merged else None
-
-
-def _as_shown(displays: list[CapturedDisplay]) -> list[str]:
-    """The displays' plain text, each ``update_display`` (``handle.update``) replacing the text of
-    the displays with its ``display_id`` as the notebook replaces them: a progress display updated
-    a thousand times read as its thousand states, first to last (the cell shows only the last)."""
-    shown: list[str] = []
-    by_id: dict[object, list[int]] = {}
-    for d in displays:
-        plain = d.get("data", {}).get("text/plain")
-        plain = plain if isinstance(plain, str) else ""
-        display_id = (d.get("transient") or {}).get("display_id")
-        if d.get("update") and display_id in by_id:
-            for at in by_id[display_id]:
-                shown[at] = plain
-            continue
-        if display_id is not None:
-            by_id.setdefault(display_id, []).append(len(shown))
-        shown.append(plain)
-    return shown
 
 
 class _NamespaceLocks:
@@ -324,7 +304,7 @@ class _Capture:
 
     def __enter__(self) -> None:
         self.saved = (sys.stdout, sys.stderr, self.shell.display_pub)
-        pub = _publisher_class()()
+        pub = publisher_class()()
         pub.outputs = self.displays
         self.kernel_log = _KernelLogAside(self.saved[1])
         COMM_LOG.addFilter(self.kernel_log)
@@ -339,20 +319,6 @@ class _Capture:
                 pass
         sys.stdout, sys.stderr, self.shell.display_pub = self.saved
         COMM_LOG.removeFilter(self.kernel_log)
-
-
-@functools.cache
-def _publisher_class() -> type:
-    """IPython's capturing display publisher, but for ``clear_output``: IPython's prints the
-    terminal's erase-line escape (``\\x1b[2K\\r``, twice) into stdout, so the model and a
-    ``run_code`` client read escape codes for every frame of a ``clear_output(wait=True)`` loop."""
-    from IPython.core.displaypub import CapturingDisplayPublisher
-
-    class Publisher(CapturingDisplayPublisher):  # type: ignore[misc]
-        def clear_output(self, wait: bool = False) -> None:
-            self.outputs.clear()  # the displays so far, as the notebook clears them
-
-    return Publisher
 
 
 COMM_LOG = logging.getLogger("Comm")
