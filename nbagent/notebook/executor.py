@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, TypedDict
 from ..engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
+from .document.images import with_bounded_images
+from .shown_displays import as_shown, publisher_class
 from .tool_code import tool_code
 from .user_code_interrupt import CANCEL_TURNS, interrupt_user_code, raise_on_sigint, watch_sigint
 
@@ -127,6 +129,10 @@ class ShellExecutor:
         """Called with each code before it runs (a live turn records what the code reads)."""
         self.after_execute: Callable[[bool], object] | None = None
         """Called once that code ran, with whether it failed (raised, or was stopped)."""
+
+    bounded_images = staticmethod(with_bounded_images)
+    """What the python tool applies to its result's images: bounded as ``notebook_read`` bounds a
+    cell's (the model's request, and a ``run_code`` client's, took an 18 MB PNG whole)."""
 
     @property
     def last_code(self) -> str | None:
@@ -222,7 +228,7 @@ class ShellExecutor:
                 result_repr, rich, error = self._format_interruptible(value, filename)
         rich = self._merge_rich(displays, rich)
         return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr,
-                               error=error, rich=rich)
+                               error=error, rich=rich, displayed=self._displayed_text(displays))
 
     async def _run(self, code_obj: CodeType) -> object:
         ns = self.shell.user_ns
@@ -256,6 +262,15 @@ class ShellExecutor:
             text = f"<repr failed: {type(exc).__name__}: {exc}>"
         rich = {k: v for k, v in data.items() if k != "text/plain"}
         return text, (_jsonable(rich) if rich else None)
+
+    def _displayed_text(self, displays: list[CapturedDisplay]) -> str:
+        """The plain text of each ``display()`` call as the cell ends up showing it, bounded like
+        stdout (a display of a huge frame must not fill the kernel's memory twice)."""
+        text = BoundedText(self.capture_limit)
+        for plain in as_shown(displays):
+            if plain:
+                text.write(plain.rstrip("\n") + "\n")
+        return str(text.getvalue())
 
     @staticmethod
     def _merge_rich(displays: list[CapturedDisplay], rich: dict[str, object] | None) -> dict[str, object] | None:
@@ -310,10 +325,8 @@ class _Capture:
         self.shell, self.out, self.err, self.displays = shell, out, err, displays
 
     def __enter__(self) -> None:
-        from IPython.core.displaypub import CapturingDisplayPublisher
-
         self.saved = (sys.stdout, sys.stderr, self.shell.display_pub)
-        pub = CapturingDisplayPublisher()
+        pub = publisher_class()()
         pub.outputs = self.displays
         self.kernel_log = _KernelLogAside(self.saved[1])
         COMM_LOG.addFilter(self.kernel_log)

@@ -37,7 +37,10 @@ class ExecutionResult:
 
     ``result_repr`` is the ``repr`` of a trailing expression (None when there is none or it is
     None); ``error`` is the formatted traceback; ``rich`` is an optional MIME bundle
-    (``{"image/png": base64, "text/html": ...}``) from a kernel executor.
+    (``{"image/png": base64, "text/html": ...}``) from a kernel executor. ``displayed`` is the
+    plain text of what the code passed to ``display()`` (one line or block per call): without it a
+    ``display(df)`` read as "(no output)" to the model or an MCP client, which drew the wrong
+    conclusion (the notebook draws the displays themselves).
     """
 
     stdout: str = ""
@@ -45,6 +48,7 @@ class ExecutionResult:
     result_repr: str | None = None
     error: str | None = None
     rich: Mapping[str, object] | None = None
+    displayed: str = ""
 
 
 @runtime_checkable

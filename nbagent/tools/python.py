@@ -12,6 +12,7 @@ lock: the kernel is one process, and its working directory is shared by everythi
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 import pydantic
@@ -36,6 +37,8 @@ def format_execution(result: ExecutionResult) -> str:
         parts.append(result.stdout.rstrip("\n"))
     if result.stderr:
         parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
+    if result.displayed:  # in the order a cell shows them: streams, displays, the value
+        parts.append("[displayed]\n" + result.displayed.rstrip("\n"))
     if result.result_repr is not None:
         parts.append("[result]\n" + result.result_repr)
     if result.error:
@@ -86,12 +89,21 @@ class Python(BuiltinTool):
         run = executor.execute(params.code, cwd=ctx.cwd) if takes_cwd(executor) else executor.execute(params.code)
         result = await wait_or_abort(run, ctx.abort)
         content = _content(result)
+        bound = getattr(executor, "bounded_images", None)
+        if callable(bound) and not isinstance(content, str):
+            # The kernel's displays can be any size (an 18 MB PNG, more than a request carries): its
+            # executor bounds them as notebook_read's, off the loop (downscaling takes a second or two).
+            content = await asyncio.to_thread(bound, content)
         # The notebook shows a value with an HTML form (a DataFrame) as that table: the card's
         # text then leaves out the repr the model gets, instead of showing the value twice.
+        # The same for what the code displayed: the card draws those outputs themselves.
         display = None
-        if result.rich and "text/html" in result.rich and result.result_repr is not None:
-            display = format_execution(dataclasses.replace(result, result_repr=None))
-            display = "(the value is shown below)" if display == "(no output)" else display
+        shown_value = bool(result.rich and "text/html" in result.rich and result.result_repr is not None)
+        if shown_value or result.displayed:
+            display = format_execution(dataclasses.replace(
+                result, displayed="", result_repr=None if shown_value else result.result_repr))
+            if display == "(no output)":
+                display = "(the value is shown below)" if shown_value else "(shown below)"
         return ToolOutput(content, is_error=result.error is not None, display=display)
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import pytest
 
@@ -226,3 +227,48 @@ async def test_the_models_own_log_lines_are_still_captured(executor: ShellExecut
     with kernel_logging():
         res = await executor.execute("import logging\nlogging.getLogger('mine').warning('careful')")
     assert "careful" in res.stderr
+
+
+async def test_displayed_plain_text_is_in_the_result(executor: ShellExecutor) -> None:
+    """What ``display()`` showed was only in ``rich`` (its text/plain dropped): a code that displayed
+    a string or a frame gave a result that formatted as "(no output)"."""
+    res = await executor.execute("from IPython.display import display\ndisplay('first')\ndisplay(123)")
+    assert res.displayed == "'first'\n123\n"
+    assert res.result_repr is None and res.stdout == ""
+
+
+async def test_an_updated_display_reads_as_its_last_state(executor: ShellExecutor) -> None:
+    """A display updated in place (``handle.update``, how a progress line is drawn) read as every
+    state it went through, first to last, while the cell shows only the last one."""
+    res = await executor.execute(
+        "from IPython.display import display\nh = display('start', display_id=True)\n"
+        "display('other')\nfor i in range(1000): h.update(f'step {i}')")
+    assert res.displayed == "'step 999'\n'other'\n"
+
+
+async def test_clear_output_leaves_no_terminal_escapes_in_the_output(executor: ShellExecutor) -> None:
+    """``clear_output(wait=True)`` in a loop (how a notebook animates a frame) put IPython's
+    terminal erase-line escape in stdout twice per frame: the model read escape codes."""
+    res = await executor.execute("from IPython.display import display, clear_output\nprint('start')\n"
+                                 "for i in range(3):\n    clear_output(wait=True)\n    display(f'frame {i}')")
+    assert res.stdout == "start\n" and res.stderr == ""
+    assert res.displayed == "'frame 2'\n"
+
+
+async def test_a_large_image_the_models_code_displays_reaches_it_bounded(executor: ShellExecutor, tmp_path) -> None:
+    """nbagent's own model got a displayed 4 MB PNG whole in its python tool's result (a client's
+    run_code was bounded, notebook_read too): a larger one is more than a request may carry."""
+    from nbagent.engine.contracts.tool_api import ToolContext
+    from nbagent.notebook.document.images import MAX_IMAGE_BYTES
+    from nbagent.tools import Python
+
+    code = ("import io, numpy as np\nfrom PIL import Image as P\nfrom IPython.display import Image, display\n"
+            "b = io.BytesIO(); P.fromarray((np.random.default_rng(0).random((1200, 1200, 3)) * 255)"
+            ".astype('uint8')).save(b, 'PNG')\nassert len(b.getvalue()) > 3_000_000\n"
+            "display(Image(data=b.getvalue(), format='png'))")
+    out = await Python().run({"code": code}, ToolContext(cwd=tmp_path, executor=executor))
+    assert isinstance(out.content, list) and not out.is_error, out.content
+    blocks = cast(list[dict[str, Any]], out.content)
+    images = [base64.b64decode(b["source"]["data"]) for b in blocks if b["type"] == "image"]
+    assert len(images) == 1 and len(images[0]) <= MAX_IMAGE_BYTES
+    assert "1200×1200 px" in blocks[0]["text"] and "sent downscaled to" in blocks[0]["text"]

@@ -160,3 +160,19 @@ async def test_a_value_with_an_html_form_is_not_shown_twice_in_the_card(tmp_path
     out = await Python().run({"code": "df"}, ToolContext(cwd=tmp_path, executor=Rich()))
     assert "[result]" in out.content  # the model still gets the repr
     assert out.display == "(the value is shown below)"  # the card shows the HTML table instead
+
+
+async def test_what_the_code_displayed_reaches_the_model_and_the_card_draws_it_once(tmp_path) -> None:
+    """``display(df)`` read as "(no output)" to the model (and to an MCP client's run_code), which
+    concluded the code showed nothing; the card draws the displays, so its text leaves them out."""
+    from nbagent.engine.contracts.tool_api import ToolContext
+    from nbagent.tools import Python
+    from nbagent.tools.executor import ExecutionResult
+
+    class Displays:
+        async def execute(self, code: str) -> ExecutionResult:
+            return ExecutionResult(stdout="p\n", displayed="   a\n0  1\n", rich={"text/html": "<table>…</table>"})
+
+    out = await Python().run({"code": "print('p'); display(df)"}, ToolContext(cwd=tmp_path, executor=Displays()))
+    assert out.content == "p\n[displayed]\n   a\n0  1"
+    assert out.display == "p"

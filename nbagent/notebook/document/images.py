@@ -13,8 +13,9 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, cast
 
+from ...engine.contracts.json_types import JSONObject
 from ..pillow import pillow
 
 if TYPE_CHECKING:
@@ -101,6 +102,32 @@ def bounded_image(block: ImageBlockParam) -> tuple[ImageBlockParam | None, str]:
                                         "data": base64.b64encode(out).decode("ascii")}}, note
 
 
+def with_bounded_images(content: str | list[JSONObject]) -> str | list[JSONObject]:
+    """A tool result's blocks with each image bounded as :func:`bounded_image` bounds
+    ``notebook_read``'s, the notes added to its first text block. A client's ``run_code`` of a
+    ``display(Image(...))`` sent the client an 18 MB PNG whole, which its next model request (5 MB
+    per image at most) could not carry."""
+    if isinstance(content, str):
+        return content
+    blocks: list[JSONObject] = []
+    notes: list[str] = []
+    for block in content:
+        if block.get("type") != "image":
+            blocks.append(block)
+            continue
+        bounded, note = bounded_image(cast("ImageBlockParam", block))
+        notes += [note] if note else []
+        if bounded is not None:
+            blocks.append(cast("JSONObject", dict(bounded)))
+    texts = [i for i, b in enumerate(blocks) if b.get("type") == "text"]
+    if notes and texts:
+        first = blocks[texts[0]]
+        blocks[texts[0]] = {**first, "text": "\n".join([str(first.get("text", "")), *notes])}
+    elif notes:
+        blocks.insert(0, {"type": "text", "text": "\n".join(notes)})
+    return blocks
+
+
 def without_secret_figures(blocks: list[ImageBlockParam], redact: Callable[[str], str] | None,
                             ) -> tuple[list[ImageBlockParam], list[str]]:
     """A cell's images but those of a figure whose drawn text holds a secret (pixels cannot be
@@ -120,4 +147,5 @@ def without_secret_figures(blocks: list[ImageBlockParam], redact: Callable[[str]
     return kept, notes
 
 
-__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image", "pillow", "without_secret_figures"]
+__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_EDGE", "bounded_image", "pillow", "with_bounded_images",
+           "without_secret_figures"]

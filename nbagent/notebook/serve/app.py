@@ -102,6 +102,16 @@ class ToolCalls:
         return CallToolResult(content=[TextContent(text=self.sanitizer().redact(text))])
 
 
+# Every argument described in the schema a client's model reads: timeout_s, code and cell_id had
+# none (what happens at the limit, where the code runs, where a cell id comes from were guesses).
+CELL_ID = "The id of a code cell, as notebook_read shows it (id=...)."
+CODE = "Python (IPython syntax: magics, !commands) run in the kernel's namespace; a trailing expression's value is returned."
+TIMEOUT = ("Seconds the code may run; then it is interrupted (KeyboardInterrupt) and the result says it timed out. "
+           "A call also waits, uncounted, for the user's click and for a running cell to end.")
+ACTION = ("insert (needs source; after cell_id, or at index), replace (cell_id, source), delete (cell_id) or "
+          "move (cell_id, index). Replace, delete and move need the cell read first with notebook_read.")
+
+
 def build_server(calls: ToolCalls, shell: InteractiveShell) -> MCPServer:
     """The ``MCPServer`` with nbagent's notebook tools."""
     ops = calls.ops
@@ -116,25 +126,30 @@ def build_server(calls: ToolCalls, shell: InteractiveShell) -> MCPServer:
         """Read the live notebook's cells in pages: index, id, type, source and (unless outputs=false) outputs."""
         return await calls.call(ctx, lambda c: ops.read(c, start, count, outputs))
 
-    async def notebook_edit(ctx: Context, action: Literal["insert", "replace", "delete", "move"],
+    async def notebook_edit(ctx: Context, action: Annotated[Literal["insert", "replace", "delete", "move"],
+                                                            Field(description=ACTION)],
                             cell_id: Annotated[str | None, Field(description="The cell to replace, delete or move; "
                                                                              "for insert, the cell to insert after.")] = None,
                             index: Annotated[int | None, Field(ge=0, description="insert: position when no cell_id; "
                                                                                  "move: the new position.")] = None,
                             source: Annotated[str | None, Field(description="insert/replace: the source.")] = None,
-                            cell_type: Literal["code", "markdown"] = "code") -> CallToolResult:
+                            cell_type: Annotated[Literal["code", "markdown"],
+                                                 Field(description="insert/replace: the cell's type.")] = "code",
+                            ) -> CallToolResult:
         """Insert, replace, delete or move one cell (asks the user in the notebook first). delete removes
         only code cells nbagent's own agent made; the user's cells, and those you insert, are the user's to delete."""
         args: JSONObject = {"action": action, "cell_id": cell_id, "index": index, "source": source, "cell_type": cell_type}
         return await calls.call(ctx, lambda c: ops.edit(c, args))
 
-    async def notebook_run(ctx: Context, cell_id: str,
-                           timeout_s: Annotated[int, Field(ge=1, le=3600)] = DEFAULT_RUN_TIMEOUT_S) -> CallToolResult:
+    async def notebook_run(ctx: Context, cell_id: Annotated[str, Field(description=CELL_ID)],
+                           timeout_s: Annotated[int, Field(ge=1, le=3600, description=TIMEOUT)] = DEFAULT_RUN_TIMEOUT_S,
+                           ) -> CallToolResult:
         """Run a code cell in the live kernel (asks first); its outputs land in the cell."""
         return await calls.call(ctx, lambda c: ops.run_cell(c, cell_id, timeout_s))
 
-    async def run_code(ctx: Context, code: Annotated[str, Field(min_length=1)],
-                       timeout_s: Annotated[int, Field(ge=1, le=3600)] = DEFAULT_RUN_TIMEOUT_S) -> CallToolResult:
+    async def run_code(ctx: Context, code: Annotated[str, Field(min_length=1, description=CODE)],
+                       timeout_s: Annotated[int, Field(ge=1, le=3600, description=TIMEOUT)] = DEFAULT_RUN_TIMEOUT_S,
+                       ) -> CallToolResult:
         """Run Python code in the live kernel's namespace (asks first); returns output, value and errors."""
         return await calls.call(ctx, lambda c: ops.run_code(c, code, timeout_s))
 

@@ -76,6 +76,10 @@ kernel after its output is cleared): refused at once instead, before asking or w
 STOPPED = "The user stopped the server (%agent serve --stop) while this call waited for a click: not run."
 
 
+CLIENT_TOOL_NAMES = {"python": "run_code"}
+"""The client's name of a tool the policy, the hooks and the cards know by nbagent's own name."""
+
+
 class CallRefused(NbAgentError):
     """A client's call was denied, timed out or could not be asked; the message says which and why."""
 
@@ -222,7 +226,9 @@ class ServeGate:
         prompt.settle(decision)
         if isinstance(decision, Deny):
             why = f": {decision.reason}" if decision.reason else " (no reason given)"
-            raise CallRefused(f"The user denied this {request.tool} call in the notebook{why}.")
+            # Named as the client called it: its run_code is the policy's "python", a tool it does not have.
+            called = CLIENT_TOOL_NAMES.get(request.tool, request.tool)
+            raise CallRefused(f"The user denied this {called} call in the notebook{why}.")
         assert isinstance(decision, Allow)
         if decision.always and request.always_asks is None:
             self._always[(request.key, request.tool)] = request.client

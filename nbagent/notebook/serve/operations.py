@@ -336,7 +336,7 @@ class Operations:
         async def act(_allowed: Allowed) -> ToolOutput:
             with interrupt_after(timeout_s, self.executor) as limit:
                 out = await self._running(client, Python().run({"code": code}, self._ctx(client)))
-            return limit.noted(out)
+            return limit.noted(out)  # its images bounded by the python tool (ShellExecutor.bounded_images)
 
         return await self._gated(client, request, act)
 

@@ -68,3 +68,14 @@ async def test_allow_always_runs_nothing_while_no_front_end_answers() -> None:
         await gate.check(_run(client))
     open_now[0] = True
     assert (await gate.check(_run(client))).by == "the user (Allow always, earlier)"
+
+
+async def test_a_denied_run_code_is_named_as_the_client_called_it() -> None:
+    """The client was told "The user denied this python call", a tool it does not have: it called
+    run_code (the policy and the hooks know it as python)."""
+    client = Clients().admit(("claude-code", "s1"))
+    panel = AnsweringPanel()
+    panel.asked.append("a first card allowed always")  # so this one is denied
+    gate = ServeGate(panel, lambda: "default", _alive, lambda _tool: True)
+    with pytest.raises(CallRefused, match=r"^The user denied this run_code call in the notebook: no\.$"):
+        await gate.check(_run(client))
