@@ -5,7 +5,7 @@ One estimate for every place that counts an image: the context manager's fitting
 context``'s message table, the turn table's ``image tokens`` column and ``%agent saw``. (The fitting
 counted every image as :data:`IMAGE_TOKENS`, so notebook 08 showed 1,966 and 186 tokens for one
 500 x 300 plot in two tables.) Only a PNG's size is read (the kernel's figures are PNGs); another
-format counts as :data:`IMAGE_TOKENS`.
+format counts as :data:`IMAGE_TOKENS`. The API's side limit is read from any format it takes (:func:`image_size`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ the block stays in the history, to every request after it (the conversation is p
 MAX_IMAGE_SIDE_PX = 8000
 """The API's most pixels a side for one image (2,000 where a request holds more than 20 images)."""
 
+_JPEG_BARE = {0x01, 0xD8, *range(0xD0, 0xD8)}
+"""JPEG markers with no length after them (TEM, SOI, RSTn)."""
+_JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+"""The start-of-frame markers, whose segment holds the image's height and width."""
+
 
 def png_size(data: bytes) -> tuple[int, int] | None:
     """Width and height from a PNG's header (None: not a PNG)."""
@@ -33,6 +38,57 @@ def png_size(data: bytes) -> tuple[int, int] | None:
         return None
     width, height = struct.unpack(">II", data[16:24])
     return int(width), int(height)
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a JPEG's frame header (SOFn), walking the segments before it (EXIF...)."""
+    at = 2
+    while at + 9 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # a fill byte before the marker
+            at += 1
+            continue
+        if marker in _JPEG_BARE:
+            at += 2
+            continue
+        if marker in _JPEG_FRAMES:
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            return int(width), int(height)
+        at += 2 + struct.unpack(">H", data[at + 2:at + 4])[0]
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a WebP's first chunk (lossy VP8, lossless VP8L, extended VP8X)."""
+    chunk = data[12:16]
+    if chunk == b"VP8 " and len(data) >= 30:
+        width, height = struct.unpack("<HH", data[26:30])
+        return width & 0x3FFF, height & 0x3FFF
+    if chunk == b"VP8L" and len(data) >= 25:
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X" and len(data) >= 30:
+        return int.from_bytes(data[24:27], "little") + 1, int.from_bytes(data[27:30], "little") + 1
+    return None
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from the header of a PNG, JPEG, GIF or WebP (the formats the API takes), told
+    by its bytes whatever the block's media type says; None for anything else. The API refuses any of
+    them over :data:`MAX_IMAGE_SIDE_PX` a side: reading only a PNG's let an MCP server's 9,000 px JPEG
+    screenshot into the history (a 400 for every request after it)."""
+    if data[:8] == _PNG:
+        return png_size(data)
+    if data[:3] == b"\xff\xd8\xff":
+        return _jpeg_size(data)
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        width, height = struct.unpack("<HH", data[6:10])
+        return int(width), int(height)
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return _webp_size(data)
+    return None
 
 
 def known_image_tokens(block: Mapping[str, object]) -> int | None:
@@ -50,7 +106,7 @@ def known_image_tokens(block: Mapping[str, object]) -> int | None:
 
 def refused_image(block: Mapping[str, object]) -> str | None:
     """Why the API would refuse the image block ``block`` (its data over :data:`MAX_IMAGE_BASE64_CHARS`,
-    a PNG's side over :data:`MAX_IMAGE_SIDE_PX`), as a note for the model; None for one it takes."""
+    a side over :data:`MAX_IMAGE_SIDE_PX` in a PNG, JPEG, GIF or WebP), as a note for the model; None for one it takes."""
     source = block.get("source")
     data = source.get("data") if isinstance(source, Mapping) else None
     if not isinstance(data, str):
@@ -60,9 +116,9 @@ def refused_image(block: Mapping[str, object]) -> str | None:
         return (f"[{media} of {len(data) * 3 // 4 / 1_000_000:.1f} MB left out: over the Messages API's "
                 f"{MAX_IMAGE_BASE64_CHARS // (1024 * 1024)} MB for one image; display a smaller one "
                 "(PIL's Image.thumbnail, a lower dpi) to see it]")
-    try:
-        size = png_size(base64.b64decode(data[:64]))
-    except (ValueError, binascii.Error):
+    try:  # all of it (at most 5 MB, checked above): a JPEG's frame header follows its EXIF segments
+        size = image_size(base64.b64decode(data[:len(data) // 4 * 4]))
+    except (ValueError, binascii.Error, struct.error):
         return None
     if size is not None and max(size) > MAX_IMAGE_SIDE_PX:
         return (f"[{media} of {size[0]}×{size[1]} px left out: over the Messages API's {MAX_IMAGE_SIDE_PX:,} px "
@@ -76,5 +132,5 @@ def image_tokens(block: Mapping[str, object]) -> int:
     return IMAGE_TOKENS if known is None else known
 
 
-__all__ = ["IMAGE_TOKENS", "MAX_IMAGE_BASE64_CHARS", "MAX_IMAGE_SIDE_PX", "image_tokens", "known_image_tokens", "png_size",
-           "refused_image"]
+__all__ = ["IMAGE_TOKENS", "MAX_IMAGE_BASE64_CHARS", "MAX_IMAGE_SIDE_PX", "image_size", "image_tokens", "known_image_tokens",
+           "png_size", "refused_image"]

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import struct
 import zlib
 from pathlib import Path
 from typing import Any
 
 import pydantic
+import pytest
 
 from nbagent.engine.api_facts.images import MAX_IMAGE_BASE64_CHARS, refused_image
 from nbagent.engine.contracts.tool_api import Tool, ToolOutput
@@ -72,3 +74,32 @@ def test_the_api_limits_read_from_the_block() -> None:
     assert refused_image(_block(_png(8000, 8000))) is None and refused_image(_block("A" * MAX_IMAGE_BASE64_CHARS)) is None
     assert "8001×10 px" in (refused_image(_block(_png(8001, 10))) or "")
     assert "over the Messages API's 5 MB" in (refused_image(_block("A" * (MAX_IMAGE_BASE64_CHARS + 4))) or "")
+
+
+def _encoded(fmt: str, size: tuple[int, int], **save: Any) -> str:
+    image = pytest.importorskip("PIL.Image")
+    buffer = io.BytesIO()
+    image.new("RGB", size, "white").save(buffer, format=fmt, **save)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+@pytest.mark.parametrize(("fmt", "save"), [("JPEG", {}), ("JPEG", {"exif": b"Exif\0\0" + b"\0" * 40_000}),
+                                           ("GIF", {}), ("WEBP", {"lossless": True}), ("WEBP", {"quality": 50})])
+def test_a_side_over_the_limit_is_refused_in_every_format_the_api_takes(fmt: str, save: dict[str, Any]) -> None:
+    """An MCP server's 9,000 px JPEG screenshot went into the history (only a PNG's side was read): the
+    API answers 400 to it and to every request after it. The size is read from the bytes, whatever the
+    block's media type says."""
+    wide, fits = _encoded(fmt, (8001, 16), **save), _encoded(fmt, (8000, 16), **save)
+    assert "8001×16 px left out" in (refused_image(_block(wide)) or "")
+    assert refused_image(_block(fits)) is None
+
+
+def test_a_webp_with_an_extended_header_is_read_from_its_canvas() -> None:
+    vp8x = b"VP8X" + struct.pack("<I", 10) + b"\0\0\0\0" + (9999).to_bytes(3, "little") + (15).to_bytes(3, "little")
+    riff = b"RIFF" + struct.pack("<I", 4 + len(vp8x)) + b"WEBP" + vp8x
+    assert "10000×16 px" in (refused_image(_block(base64.b64encode(riff).decode("ascii"))) or "")
+
+
+def test_a_truncated_or_unknown_header_is_left_to_the_api() -> None:
+    for raw in (b"\xff\xd8\xff\xe0\0", b"GIF89a", b"RIFF\0\0\0\0WEBPVP8 ", b"BM" + b"\0" * 40):
+        assert refused_image(_block(base64.b64encode(raw).decode("ascii"))) is None
