@@ -7,9 +7,11 @@ import re
 
 _ABOUT = (r"(?:STRENGTH|LENGTH|LEN|MIN|MAX|POLICY|SCORE|ENTROPY|EXPIRY|EXPIRES|EXPIRED|EXPIRATION|AGE|DAYS|CHANGED"
           r"|UPDATED|CREATED|AT|COUNT|ATTEMPTS|REQUIRED|RULES?|PATTERN|REGEX|LABEL|PROMPT|FIELD|COLUMN"
-          r"|NAME|ID|ARN|TYPE|VERSION|FORMAT|SIZE|LIMIT|TTL|ENABLED|SCOPES?)")
+          r"|NAME|(?<!SECRET_)ID|ARN|TYPE|VERSION|FORMAT|SIZE|LIMIT|TTL|ENABLED|SCOPES?)")
 """The last word of a name about a password, not of one (``password_strength``, ``password_min_length``,
-``password_changed_at``, ``SECRET_NAME``): a DataFrame's ``password_strength`` column was hidden (review of atk21)."""
+``password_changed_at``, ``SECRET_NAME``): a DataFrame's ``password_strength`` column was hidden (review of atk21).
+Never ``SECRET_ID``: HashiCorp Vault's AppRole ``secret_id`` (``VAULT_SECRET_ID``) is the login credential
+itself, printed whole to the model once ``ID`` was taken for an id's name (attacker pass 23)."""
 ABOUT_CREDENTIAL = re.compile(r"(?i).+_" + _ABOUT)
 """A name about a credential, by its last word (``SECRET_NAME=db-credentials``, ``TOKEN_LIMIT=409600``,
 ``API_KEY_ID``): where a printed setting's value is kept from the model by its name alone (the

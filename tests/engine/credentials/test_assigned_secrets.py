@@ -79,3 +79,16 @@ def test_a_variable_about_a_secret_is_shown_and_one_holding_it_is_not() -> None:
     from nbagent.engine.credentials.named_values import named_secret
     assert not named_secret("secret_name", "db-credentials") and not named_secret("password_type", "one-time-pad")
     assert named_secret("secret_url", "https://hooks.example.com/T0/B0/abcdefgh") and named_secret("db_password", "hunter2hunter")
+
+
+@pytest.mark.parametrize("text", ["VAULT_SECRET_ID=6f0c2a9e-1b7d-4c3e-9a55-2d8e7b1f4c90",
+                                  "export SECRET_ID=6f0c2a9e-1b7d-4c3e-9a55-2d8e7b1f4c90",
+                                  "secret_id: 6f0c2a9e-1b7d-4c3e-9a55-2d8e7b1f4c90"])
+def test_a_vault_secret_id_is_the_credential_not_an_id_of_one(text: str) -> None:
+    """HashiCorp Vault's AppRole ``secret_id`` logs in (with the role's id): once a name ending in ``_ID``
+    was taken for a name about a credential, a printed ``VAULT_SECRET_ID=…`` reached the model whole."""
+    from nbagent.engine.credentials.named_values import named_secret
+    from nbagent.engine.credentials.output_secrets import output_secrets
+    assert output_secrets(text + "\n") == ("6f0c2a9e-1b7d-4c3e-9a55-2d8e7b1f4c90",)
+    assert named_secret("vault_secret_id", "6f0c2a9e-1b7d-4c3e-9a55-2d8e7b1f4c90")
+    assert output_secrets("API_KEY_ID=AKIAEXAMPLE123\nSECRET_NAME=db-credentials\n") == ()
