@@ -93,7 +93,7 @@ class Python(BuiltinTool):
         if callable(bound) and not isinstance(content, str):
             # The kernel's displays can be any size (an 18 MB PNG, more than a request carries): its
             # executor bounds them as notebook_read's, off the loop (downscaling takes a second or two).
-            content = await asyncio.to_thread(bound, content)
+            content = await asyncio.to_thread(bound, content, ctx.redact)  # no figure holding a secret either
         # The notebook shows a value with an HTML form (a DataFrame) as that table: the card's
         # text then leaves out the repr the model gets, instead of showing the value twice.
         # The same for what the code displayed: the card draws those outputs themselves.

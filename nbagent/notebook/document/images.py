@@ -102,11 +102,15 @@ def bounded_image(block: ImageBlockParam) -> tuple[ImageBlockParam | None, str]:
                                         "data": base64.b64encode(out).decode("ascii")}}, note
 
 
-def with_bounded_images(content: str | list[JSONObject]) -> str | list[JSONObject]:
+def with_bounded_images(content: str | list[JSONObject], redact: Callable[[str], str] | None = None,
+                        ) -> str | list[JSONObject]:
     """A tool result's blocks with each image bounded as :func:`bounded_image` bounds
     ``notebook_read``'s, the notes added to its first text block. A client's ``run_code`` of a
     ``display(Image(...))`` sent the client an 18 MB PNG whole, which its next model request (5 MB
-    per image at most) could not carry."""
+    per image at most) could not carry. With ``redact``, a figure's image whose drawn text holds a
+    secret is left out as :func:`without_secret_figures` leaves it out of a read: the python tool's
+    ``fig`` (or ``display(fig)``, a client's ``run_code``) sent the plot the kernel context and
+    ``notebook_read`` had kept from the model (attacker pass 23)."""
     if isinstance(content, str):
         return content
     blocks: list[JSONObject] = []
@@ -115,7 +119,11 @@ def with_bounded_images(content: str | list[JSONObject]) -> str | list[JSONObjec
         if block.get("type") != "image":
             blocks.append(block)
             continue
-        bounded, note = bounded_image(cast("ImageBlockParam", block))
+        kept, left_out = without_secret_figures([cast("ImageBlockParam", block)], redact)
+        notes += [note.replace("of this cell ", "") for note in left_out]
+        if not kept:
+            continue
+        bounded, note = bounded_image(kept[0])
         notes += [note] if note else []
         if bounded is not None:
             blocks.append(cast("JSONObject", dict(bounded)))
