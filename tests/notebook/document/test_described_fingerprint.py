@@ -64,3 +64,18 @@ def test_no_described_fingerprint_for_a_secret_a_failure_or_a_plain_object():
     assert described_fingerprint(Experiment(0.25, " key sk-ant-XYZ"), secret=lambda t: "sk-ant-" in t) is None
     assert described_fingerprint(Slow()) is None
     assert described_fingerprint(object()) is None
+
+
+class Crash:
+    def __init__(self, address: int) -> None:
+        self.address = address
+
+    def _repr_llm_(self) -> str:
+        return f"Core dump: SIGSEGV at 0x{self.address:x} in libfoo.so"
+
+
+def test_an_address_the_description_itself_reports_is_a_change():
+    """Only a default repr's address (``<… at 0x…>``) is new every run: a crash report's faulting
+    address changed, and the replay showed the answer about the old one as current."""
+    assert described_fingerprint(Crash(0x7FFE1000)) != described_fingerprint(Crash(0x7FFE2000))
+    assert described_fingerprint(Crash(0x7FFE1000)) == described_fingerprint(Crash(0x7FFE1000))

@@ -63,6 +63,14 @@ def test_an_objects_memory_address_in_its_repr_is_not_a_change():
         outputs_digest(_cell("u1", "plt.scatter(x, y)", _value(scatter.replace("7f3a2c1d9e50", "7f11aa02b310"), 4)))
 
 
+def test_an_address_the_cell_itself_reports_is_compared():
+    """Only a default repr's address is new every run: a cell printing where its program crashed
+    (``SIGSEGV at 0x7ffe1000``) printing another address is another output (attacker pass 23)."""
+    crash = "SIGSEGV at 0x7ffe1000 in libfoo.so"
+    assert outputs_digest(_cell("u1", "run()", _printed(crash))) != \
+        outputs_digest(_cell("u1", "run()", _printed(crash.replace("1000", "2000"))))
+
+
 def test_agent_cells_set_up_cells_and_the_asking_cell_are_no_input():
     cells = [_cell("a1", "%%agent\nwhat?", _printed("transcript")),
              _cell("a2", "what? (typed over)", _printed("x"), mark={"kind": "agent"}),
