@@ -118,12 +118,15 @@ def _image(data: str) -> dict:
 
 
 _WIDE_PNG = "iVBORw0KGgoAAAANSUhEUgAAI1AAAABkCAIAAAA="  # a PNG's header: 9,040 × 100 px
+_SMALL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAyAAAABkCAIAAAA="  # 800 × 100 px
 
 
 @pytest.mark.parametrize(("content", "message"), [
     ([_image("A" * (5 * 1024 * 1024 + 4)), {"type": "text", "text": "what is this?"}],
      "messages.0.content.0.image.source.base64: image exceeds 5 MB maximum: 5242884 bytes > 5242880 bytes"),
     ([_image(_WIDE_PNG)], "image dimensions exceed max allowed size: 8000 pixels"),
+    ([{"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": _SMALL_PNG}}],
+     "Image does not match the provided media type image/jpeg"),  # a PNG labelled JPEG (atk23)
 ])
 async def test_an_image_over_the_apis_limits_gets_its_400(content: list, message: str) -> None:
     """As the API: a 400 naming the block (the simulated API took any size, so a client that let

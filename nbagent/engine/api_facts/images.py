@@ -26,6 +26,9 @@ the block stays in the history, to every request after it (the conversation is p
 MAX_IMAGE_SIDE_PX = 8000
 """The API's most pixels a side for one image (2,000 where a request holds more than 20 images)."""
 
+_MAGIC = ((_PNG, "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"),
+          (b"RIFF", "image/webp"))
+"""The first bytes of each format the API takes."""
 _JPEG_BARE = {0x01, 0xD8, *range(0xD0, 0xD8)}
 """JPEG markers with no length after them (TEM, SOI, RSTn)."""
 _JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
@@ -91,6 +94,25 @@ def image_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+def sniffed_media_type(block: Mapping[str, object]) -> str | None:
+    """The media type an image block's bytes are (PNG, JPEG, GIF or WebP, by their first bytes), None
+    when not one of those. The API answers 400 to a block whose ``media_type`` is not what its data
+    is ("Image does not match the provided media type"): an MCP server's PNG labelled ``image/jpeg``
+    poisoned the conversation as an oversized one does."""
+    source = block.get("source")
+    data = source.get("data") if isinstance(source, Mapping) else None
+    if not isinstance(data, str):
+        return None
+    try:
+        head = base64.b64decode(data[:16])
+    except (ValueError, binascii.Error):
+        return None
+    for magic, media in _MAGIC:
+        if head.startswith(magic) and (media != "image/webp" or head[8:12] == b"WEBP"):
+            return media
+    return None
+
+
 def known_image_tokens(block: Mapping[str, object]) -> int | None:
     """The API's estimate for an image block of a known size (a base64 PNG), None otherwise."""
     source = block.get("source")
@@ -133,4 +155,4 @@ def image_tokens(block: Mapping[str, object]) -> int:
 
 
 __all__ = ["IMAGE_TOKENS", "MAX_IMAGE_BASE64_CHARS", "MAX_IMAGE_SIDE_PX", "image_size", "image_tokens", "known_image_tokens",
-           "png_size", "refused_image"]
+           "png_size", "refused_image", "sniffed_media_type"]

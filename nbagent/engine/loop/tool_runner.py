@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Union
 
-from ..api_facts.images import refused_image
+from ..api_facts.images import refused_image, sniffed_media_type
 from ..contracts.abort import Aborted, AbortGuard
 from ..contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT, MAX_JSON_DEPTH
 from ..contracts.events import CallPreview, Event, Notice, PermissionAsked, PermissionDenied, ToolResult, ToolUse
@@ -387,8 +387,14 @@ def _sanitized(out: ToolOutput, sanitizer: Sanitizer, capture_limit: int) -> tup
 
 def _within_api_limits(block: JSONObject) -> JSONObject:
     """``block``, or for an image the API would refuse (a tool's 18 MB PNG: a 400 for this request and,
-    the block staying in the history, for every one after it) a text saying what became of it."""
+    the block staying in the history, for every one after it) a text saying what became of it; one
+    labelled as another format (an MCP server's PNG as ``image/jpeg``: refused alike) relabelled."""
     if block.get("type") != "image":
         return block
     why = refused_image(block)
-    return block if why is None else {"type": "text", "text": why}
+    if why is not None:
+        return {"type": "text", "text": why}
+    source, media = block.get("source"), sniffed_media_type(block)
+    if media is None or not isinstance(source, dict) or source.get("media_type") == media:
+        return block
+    return {**block, "source": {**source, "media_type": media}}

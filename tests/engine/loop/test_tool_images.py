@@ -15,7 +15,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from nbagent.engine.api_facts.images import MAX_IMAGE_BASE64_CHARS, refused_image
+from nbagent.engine.api_facts.images import MAX_IMAGE_BASE64_CHARS, refused_image, sniffed_media_type
 from nbagent.engine.contracts.tool_api import Tool, ToolOutput
 from nbagent.providers.simulated import ScriptedResponder, SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_query_support import make_engine, messages_requests, run
@@ -103,3 +103,27 @@ def test_a_webp_with_an_extended_header_is_read_from_its_canvas() -> None:
 def test_a_truncated_or_unknown_header_is_left_to_the_api() -> None:
     for raw in (b"\xff\xd8\xff\xe0\0", b"GIF89a", b"RIFF\0\0\0\0WEBPVP8 ", b"BM" + b"\0" * 40):
         assert refused_image(_block(base64.b64encode(raw).decode("ascii"))) is None
+
+
+class Mislabelled(Tool):
+    name = "screenshot"
+    description = "Take a screenshot."
+    read_only = True
+
+    class Input(pydantic.BaseModel):
+        pass
+
+    async def run(self, tool_input: dict[str, Any], ctx: Any) -> ToolOutput:
+        return ToolOutput(content=[{"type": "image", "source": {"type": "base64", "media_type": "image/jpeg",
+                                                                "data": _png(800, 600)}}])
+
+
+def test_an_image_labelled_as_another_format_goes_with_the_format_its_bytes_are(tmp_path: Path) -> None:
+    """An MCP server's PNG labelled image/jpeg: the API answers 400 to a label that is not what the
+    data is, and to every request after it (the block stays in the history)."""
+    api = SimulatedAPI(responder=ScriptedResponder([tool_reply("screenshot", {}), text_reply("A window.")]))
+    asyncio.run(run(make_engine(api, tmp_path, tools=[Mislabelled()]), "take a screenshot"))
+    images = [b for b in _last_result(api) if b["type"] == "image"]
+    assert [b["source"]["media_type"] for b in images] == ["image/png"]
+    assert sniffed_media_type(_block(_encoded("JPEG", (8, 8)))) == "image/jpeg"
+    assert sniffed_media_type(_block(base64.b64encode(b"RIFF\0\0\0\0WAVEfmt ").decode())) is None
