@@ -15,6 +15,7 @@ from typing import Callable, Literal, Sequence
 from ..api_facts.caching import MAX_ANCHORS, anchorable
 from ..api_facts.context_edit_types import ContextManagementParam
 from ..api_facts.context_edits import unsupported_edits, without_edits
+from ..api_facts.many_images import within_many_image_limit
 from ..api_facts.models import get_model
 from ..api_facts.rate_limits import RateLimitSnapshot
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
@@ -157,6 +158,7 @@ def model_request(config: SessionConfig, model: str, messages: list[Message], sy
     (:func:`mask_anchors`), and the pacer's ``on_rate_limits`` for the headers at the response's head."""
     params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
     server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
+    messages = within_many_image_limit(messages)  # past 20 images, the API's 2,000 px a side
     return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
                         thinking=None if "thinking" in without else params.thinking,
                         effort=None if "effort" in without else params.effort,

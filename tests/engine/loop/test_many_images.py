@@ -1,0 +1,56 @@
+"""Past 20 images in one request the Messages API takes at most 2,000 px a side (not 8,000): a
+browser MCP server's full-page screenshots (each accepted alone) made every request from the 21st
+image on fail with a 400. The request carries a line in place of each larger image instead."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+
+from nbagent.engine.api_facts.many_images import within_many_image_limit
+from nbagent.engine.contracts.tool_api import Tool, ToolOutput
+from nbagent.providers.simulated import ScriptedResponder, SimulatedAPI, text_reply, tool_reply
+from tests.engine.loop.test_query_support import make_engine, messages_requests, run
+from tests.engine.loop.test_tool_images import _png
+
+
+class Screenshots(Tool):
+    name = "screenshots"
+    description = "Full-page screenshots."
+    read_only = True
+
+    class Input(pydantic.BaseModel):
+        count: int
+
+    async def run(self, tool_input: dict[str, Any], ctx: Any) -> ToolOutput:
+        shot: dict[str, Any] = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                             "data": _png(1280, 5000)}}
+        return ToolOutput(content=[{"type": "text", "text": "pages"}, *[shot] * tool_input["count"]])
+
+
+def _sent_images(api: SimulatedAPI) -> tuple[int, list[str]]:
+    result = messages_requests(api)[-1].body["messages"][-1]["content"][0]["content"]
+    return sum(b["type"] == "image" for b in result), [b["text"] for b in result if b["type"] == "text"]
+
+
+@pytest.mark.parametrize(("count", "sent"), [(20, 20), (21, 0)])
+def test_past_twenty_images_a_larger_one_is_a_line_in_the_request(tmp_path: Path, count: int, sent: int) -> None:
+    api = SimulatedAPI(responder=ScriptedResponder([tool_reply("screenshots", {"count": count}), text_reply("Seen.")]))
+    asyncio.run(run(make_engine(api, tmp_path, tools=[Screenshots()]), "take the screenshots"))
+    images, texts = _sent_images(api)
+    assert images == sent
+    assert sum("1280×5000 px left out of this request" in t for t in texts) == count - sent
+
+
+def test_small_images_and_a_request_of_few_are_left_as_they_are() -> None:
+    small: dict[str, Any] = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                          "data": _png(1500, 1500)}}
+    many: list[Any] = [{"role": "user", "content": [small] * 30}]
+    assert within_many_image_limit(many) is many
+    large = {**small, "source": {**small["source"], "data": _png(2001, 10)}}
+    few: list[Any] = [{"role": "user", "content": [large] * 20}]
+    assert within_many_image_limit(few) is few
