@@ -376,3 +376,14 @@ def test_brain_does_not_read_a_compaction_summary_or_kernel_facts_as_the_prompt(
                                       prompt], "tools": [as_json(PYTHON)]})
     assert not any(b.__class__.__name__ == "ToolUseBlock" for b in reply.content)
     assert 'understood your message as: "Write a haiku."' in last_text(reply)
+
+
+async def test_a_request_of_more_than_twenty_images_takes_two_thousand_px_a_side() -> None:
+    """As the API: past 20 images in a request, one over 2,000 px a side is a 400 (atk23)."""
+    wide = "iVBORw0KGgoAAAANSUhEUgAAB9EAAABkCAIAAAA="  # a PNG's header: 2,001 × 100 px
+    for count, status in ((20, 200), (21, 400)):
+        content = [_image(wide)] * count + [{"type": "text", "text": "what are these?"}]
+        response = await post(SimulatedAPI([text_reply("x")]), {"model": MODEL, "max_tokens": 10,
+                                                                 "messages": [{"role": "user", "content": content}]})
+        assert response.status_code == status, response.text
+    assert "many-image requests: 2000 pixels" in response.json()["error"]["message"]

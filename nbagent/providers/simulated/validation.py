@@ -17,6 +17,7 @@ from nbagent.engine.api_facts.models import ModelInfo, get_model
 
 from ...engine.api_facts.caching import MAX_BREAKPOINTS, count_breakpoints, ttl_order_error
 from ...engine.api_facts.images import MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_SIDE_PX, refused_image, sniffed_media_type
+from ...engine.api_facts.many_images import MANY_IMAGES_SIDE_PX, within_many_image_limit
 from ...engine.contracts.json_types import JSONObject, JSONValue
 from ...engine.contracts.message_types import MessageParam, TextBlockParam
 
@@ -245,6 +246,8 @@ def _validate_messages(messages: JSONValue | None, signed: Signed) -> None:
             merged.append((role, blocks))
     if merged[0][0] != "user":
         raise _bad('messages: first message must use the "user" role')
+    if within_many_image_limit(cast("list[MessageParam]", messages)) is not messages:  # past 20 images: 2,000 px a side
+        raise _bad(f"messages: image dimensions exceed max allowed size for many-image requests: {MANY_IMAGES_SIDE_PX} pixels")
     for k, (role, blocks) in enumerate(merged):
         if role == "assistant":
             uses = [str(b.get("id")) for _, _, b in blocks if b["type"] == "tool_use"]
