@@ -23,7 +23,9 @@ MANY_IMAGES = 20
 MANY_IMAGES_SIDE_PX = 2000
 """The most pixels a side of each image in a request of more than :data:`MANY_IMAGES`."""
 _HEAD_CHARS = 65536
-"""Of an image's base64, what is decoded to read its size (a JPEG's frame header follows its EXIF)."""
+"""Of an image's base64, what is decoded first to read its size (every request: the whole only when needed)."""
+_JPEG_BASE64 = "/9j/"
+"""How a JPEG's base64 starts: its frame header follows its EXIF/ICC segments, often past the first 48 kB."""
 
 
 def _images(content: object) -> list[Mapping[str, object]]:
@@ -43,6 +45,9 @@ def _too_large(block: Mapping[str, object]) -> str | None:
         return None
     try:
         size = image_size(base64.b64decode(data[:_HEAD_CHARS]))
+        if size is None and len(data) > _HEAD_CHARS and data.startswith(_JPEG_BASE64):
+            # a phone photo's EXIF thumbnail (up to 64 kB) and ICC profile come before the frame header
+            size = image_size(base64.b64decode(data[:len(data) // 4 * 4]))
     except (ValueError, binascii.Error, struct.error):
         return None
     if size is None or max(size) <= MANY_IMAGES_SIDE_PX:

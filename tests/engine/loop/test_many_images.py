@@ -5,6 +5,9 @@ image on fail with a 400. The request carries a line in place of each larger ima
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +57,27 @@ def test_small_images_and_a_request_of_few_are_left_as_they_are() -> None:
     large = {**small, "source": {**small["source"], "data": _png(2001, 10)}}
     few: list[Any] = [{"role": "user", "content": [large] * 20}]
     assert within_many_image_limit(few) is few
+
+
+def _jpeg_with_exif(width: int, height: int, exif_bytes: int) -> str:
+    """A JPEG whose APP1 (EXIF) segment of ``exif_bytes`` comes before its frame header, as a phone photo's."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 10, 10)).save(buf, "JPEG", quality=50)
+    data = buf.getvalue()
+    payload = b"Exif\0\0" + b"\0" * exif_bytes
+    return base64.b64encode(data[:2] + b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload + data[2:]).decode()
+
+
+def test_past_twenty_images_a_photo_whose_frame_header_follows_a_large_exif_is_a_line_too() -> None:
+    small: dict[str, Any] = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                          "data": _png(100, 100)}}
+    photo = {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg",
+                                         "data": _jpeg_with_exif(3000, 100, 60_000)}}
+    many: list[Any] = [{"role": "user", "content": [small] * 20 + [photo]}]
+    sent = within_many_image_limit(many)
+    assert sent is not many
+    assert sent[0]["content"][-1]["type"] == "text"
+    assert "3000×100 px left out of this request" in sent[0]["content"][-1]["text"]
+    assert many[0]["content"][-1] is photo  # the history keeps it
