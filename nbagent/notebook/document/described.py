@@ -11,12 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .fingerprint import Secret, _digest, fingerprint
-
-_ADDRESS = re.compile(r"(<[^<>\n]* at )0x[0-9a-fA-F]+(?=>)")
-"""A memory address in a default repr the text quotes (``<Model object at 0x7f…>``): new every run.
-Only inside ``<…>``: any `` at 0x…`` was taken, so a description's own address (``segfault at
-0x7ffe1000``, a register's) changed with the replay still showing the answer about it (attacker pass 23)."""
+from .fingerprint import Secret, _digest, fingerprint, without_addresses
 
 REPLAY_SECONDS = 2.0
 """The bound on describing a value again at a replay: the text was made within the kernel context's
@@ -45,7 +40,7 @@ def described_fingerprint(value: object, secret: Secret | None = None, *, replay
     text = told if told is not None else content_description(value, REPLAY_SECONDS if replay else None)
     if text is None or (secret is not None and secret(text)):
         return None
-    text = _ADDRESS.sub(r"\g<1>0x", text)  # not a change of what the model was told
+    text = without_addresses(text)  # not a change of what the model was told
     text = _STRING_SET.sub(lambda m: "{" + ", ".join(sorted(re.findall(_ITEM, m.group(1)))) + "}", text)
     return DESCRIBED + _digest(type(value).__qualname__.encode(), text.encode("utf-8", "surrogatepass"))
 

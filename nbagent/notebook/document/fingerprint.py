@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import sys
 import types
@@ -275,4 +276,22 @@ def library_paths() -> tuple[str, ...]:
     return tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
 
 
-__all__ = ["BOUNDED", "file_fingerprint", "fingerprint", "library_paths", "shown_fingerprint"]
+_DEFAULT_REPR = re.compile(r"<(?:[^<>\n]|<[\w.-]*>)*>")
+"""A default repr's ``<…>`` (``<__main__.Model object at 0x7f…>``), with the ``<lambda>``,
+``<genexpr>``, ``<locals>`` a function's or generator's name holds."""
+_AT_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def without_addresses(text: str) -> str:
+    """``text`` with each memory address inside a default repr's ``<…>`` dropped (new every run, not
+    a change of what a cell showed or a value was described as); one outside (a crash report's
+    ``SIGSEGV at 0x7ffe1000``) is kept. ``<function <lambda> at 0x…>``, ``<generator object <genexpr>
+    at 0x…>``, ``<weakref at 0x…; to 'A' at 0x…>`` are default reprs too (review of atk23: their
+    addresses were kept, each run's output replayed as changed)."""
+    if " at 0x" not in text:
+        return text
+    return _DEFAULT_REPR.sub(lambda m: _AT_ADDRESS.sub(" at 0x", m.group()), text)
+
+
+__all__ = ["BOUNDED", "file_fingerprint", "fingerprint", "library_paths", "shown_fingerprint",
+           "without_addresses"]

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 from ..view.safe import RASTER_IMAGES
 from .cell_log import is_agent_cell, settings_only
 from .cells import MARK, literal_secrets, output_text, shown_output
+from .fingerprint import without_addresses
 from .inputs import notebook_read
 from .made_cells import edited_made_cells, notebook_now
 
@@ -46,10 +47,6 @@ def _source(cell: CellJSON) -> str:
     return "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
 
 
-_ADDRESS = re.compile(r"(<[^<>\n]* at )0x[0-9a-fA-F]+(?=>)")
-"""An object's memory address in its default repr (``<matplotlib.collections.PathCollection at
-0x7f3a…>``, what ``plt.scatter(...)`` shows as its value): another number at every run. Only inside
-``<…>``: a cell's own ``segfault at 0x7ffe1000`` is what it reports (attacker pass 23)."""
 
 
 _TIMING = re.compile(r"^(?:CPU times|Wall time): .*$|^.* per loop \(mean ± std\. dev\. of .*\)$"
@@ -76,7 +73,7 @@ def outputs_digest(cell: CellJSON, hide: Callable[[str], str] | None = None) -> 
         text = _TIMING.sub("", output_text(output))
         if hide is not None:
             text = hide(text)
-        text = _PROGRESS.sub("<timing>", _ADDRESS.sub(r"\g<1>0x", text))
+        text = _PROGRESS.sub("<timing>", without_addresses(text))
         data = output.get("data") or {}
         image = next((data[m] for m in RASTER_IMAGES if isinstance(data.get(m), str)), "")
         shown.append([text, image.replace("\n", "")])

@@ -79,3 +79,17 @@ def test_an_address_the_description_itself_reports_is_a_change():
     address changed, and the replay showed the answer about the old one as current."""
     assert described_fingerprint(Crash(0x7FFE1000)) != described_fingerprint(Crash(0x7FFE2000))
     assert described_fingerprint(Crash(0x7FFE1000)) == described_fingerprint(Crash(0x7FFE1000))
+
+
+class Pipeline:
+    def __init__(self, step: object) -> None:
+        self.step = step
+
+    def _repr_llm_(self) -> str:
+        return f"Pipeline of {self.step!r}"
+
+
+def test_a_description_quoting_a_lambda_is_the_same_at_another_address():
+    """``<function <lambda> at 0x…>`` is a default repr: a new lambda each run is not a change of
+    what the model was told (review of atk23)."""
+    assert described_fingerprint(Pipeline(lambda x: x)) == described_fingerprint(Pipeline(lambda x: x + 0))

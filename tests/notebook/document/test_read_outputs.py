@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from nbagent.notebook.document.cells import literal_secrets
 from nbagent.notebook.document.inputs import TurnInputs, TurnWatch
 from nbagent.notebook.document.read_outputs import (
@@ -266,3 +268,13 @@ def test_a_headless_replay_compares_no_read_cell_below_the_agent_cell(tmp_path, 
         {**c, "metadata": {}} for c in cells]}))
     assert notebook_changes(Bridge(), tmp_path, inputs, "S1", 1, keep, ran={}) == [
         "the cell `threshold = 0.7` the model read"]
+
+
+@pytest.mark.parametrize("shown", ["<function <lambda> at 0x{}>", "<generator object <genexpr> at 0x{}>",
+                                   "<function outer.<locals>.inner at 0x{}>", "<weakref at 0x{}; to 'Foo' at 0x{}>",
+                                   "[<matplotlib.lines.Line2D at 0x{}>]"])
+def test_a_default_repr_naming_a_lambda_or_generator_is_the_same_output_at_another_address(shown: str) -> None:
+    """``<function <lambda> at 0x…>`` is a default repr too: its address, new every run, made the
+    re-run cell's output another one (review of atk23), as ``<Model object at 0x…>``'s did not."""
+    first = outputs_digest(_cell("u1", "f", _printed(shown.format("7f3a10", "7f3a20"))))
+    assert first == outputs_digest(_cell("u1", "f", _printed(shown.format("7f9b30", "7f9b40"))))
