@@ -16,14 +16,14 @@ import struct
 from collections.abc import Mapping
 
 from ..contracts.messages import Message
-from .images import image_size
+from .images import base64_jpeg_size, image_size
 
 MANY_IMAGES = 20
 """The most images a request may hold and still take the 8,000 px side."""
 MANY_IMAGES_SIDE_PX = 2000
 """The most pixels a side of each image in a request of more than :data:`MANY_IMAGES`."""
 _HEAD_CHARS = 65536
-"""Of an image's base64, what is decoded first to read its size (every request: the whole only when needed)."""
+"""Of an image's base64 (not a JPEG's), what is decoded to read its size at every request."""
 _JPEG_BASE64 = "/9j/"
 """How a JPEG's base64 starts: its frame header follows its EXIF/ICC segments, often past the first 48 kB."""
 
@@ -49,10 +49,8 @@ def _too_large(block: Mapping[str, object]) -> str | None:
     if not isinstance(data, str):
         return None
     try:
-        size = image_size(base64.b64decode(data[:_HEAD_CHARS]))
-        if size is None and len(data) > _HEAD_CHARS and data.startswith(_JPEG_BASE64):
-            # a phone photo's EXIF thumbnail (up to 64 kB) and ICC profile come before the frame header
-            size = image_size(base64.b64decode(data[:len(data) // 4 * 4]))
+        # a phone photo's EXIF thumbnail (up to 64 kB) and ICC profile come before its frame header
+        size = base64_jpeg_size(data) if data.startswith(_JPEG_BASE64) else image_size(base64.b64decode(data[:_HEAD_CHARS]))
     except (ValueError, binascii.Error, struct.error):
         return None
     if size is None or max(size) <= MANY_IMAGES_SIDE_PX:

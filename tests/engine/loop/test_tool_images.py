@@ -127,3 +127,28 @@ def test_an_image_labelled_as_another_format_goes_with_the_format_its_bytes_are(
     assert [b["source"]["media_type"] for b in images] == ["image/png"]
     assert sniffed_media_type(_block(_encoded("JPEG", (8, 8)))) == "image/jpeg"
     assert sniffed_media_type(_block(base64.b64encode(b"RIFF\0\0\0\0WAVEfmt ").decode())) is None
+
+
+@pytest.mark.parametrize("exif", [0, 1, 2, 60_000, 60_001, 60_002])
+@pytest.mark.parametrize("progressive", [False, True])
+def test_a_base64_jpegs_size_is_read_marker_by_marker_wherever_its_frame_header_falls(exif: int, progressive: bool) -> None:
+    """The many-image check reads a JPEG's size at every request, decoding only each marker's bytes:
+    the same size as the whole data gives, whatever EXIF comes first (offsets at each base64 phase)."""
+    from PIL import Image
+
+    from nbagent.engine.api_facts.images import base64_jpeg_size, image_size
+
+    buf = io.BytesIO()
+    Image.new("RGB", (2345, 17)).save(buf, "JPEG", progressive=progressive)
+    raw = buf.getvalue()
+    payload = b"Exif\0\0" + b"\0" * exif
+    raw = raw[:2] + b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload + raw[2:]
+    assert base64_jpeg_size(base64.b64encode(raw).decode()) == image_size(raw) == (2345, 17)
+    assert base64_jpeg_size(base64.b64encode(raw[:len(raw) // 2 if exif else 20]).decode()) in (None, (2345, 17))
+
+
+def test_a_jpeg_of_thousands_of_empty_segments_is_left_to_the_api() -> None:
+    """A crafted JPEG of 900,000 four-byte segments before its frame header took 0.4 s per image to
+    walk (every tool result, every request past 20 images); the walk stops after 1,000 markers."""
+    raw = b"\xff\xd8" + b"\xff\xfe\x00\x02" * 900_000 + b"\xff\xc0\x00\x11\x08" + struct.pack(">HH", 16, 9000)
+    assert refused_image(_block(base64.b64encode(raw).decode())) is None
