@@ -74,10 +74,12 @@ def _bounded(content: object) -> object:
     return out
 
 
-def within_many_image_limit(messages: list[Message]) -> list[Message]:
+def within_many_image_limit(messages: list[Message], images: int | None = None) -> list[Message]:
     """``messages`` as they are when they hold at most :data:`MANY_IMAGES` images; else a copy where
-    each image over :data:`MANY_IMAGES_SIDE_PX` a side is a line saying so (the other messages shared)."""
-    if _image_count(messages) <= MANY_IMAGES:
+    each image over :data:`MANY_IMAGES_SIDE_PX` a side is a line saying so (the other messages shared).
+    ``images``: their count where known (the token counter's, kept for new messages only: walking
+    every message at every request cost a 10,000-message session milliseconds a request)."""
+    if (images if images is not None else _image_count(messages)) <= MANY_IMAGES:
         return messages
     out: list[Message] = []
     for message in messages:

@@ -48,6 +48,19 @@ def _image_tokens(content: object) -> int:
     return n
 
 
+def image_count(content: object) -> int:
+    """How many image blocks a message's content holds, tool results' images included."""
+    if not isinstance(content, list):
+        return 0
+    n = 0
+    for b in content:
+        if block_type(b) == "image":
+            n += 1
+        elif is_tool_result(b):
+            n += image_count(b.get("content"))
+    return n
+
+
 class TokenCounter:
     """Per-message token cache: by identity first (O(1)), then by content hash.
 
@@ -64,6 +77,9 @@ class TokenCounter:
         self.tokenised = 0
         self._last: list[Mapping[str, object]] = []  # the previous request's messages
         self._sums = array("q")  # and their running token sums
+        self._image_sums = array("q")  # and running counts of their images
+        self.last_images = 0
+        """The images in the messages of the last :meth:`count_request` (counted for new messages only)."""
         self._fixed_counts: dict[Hashable, tuple[int, list[object] | None]] = {}
 
     def estimate_message(self, message: Mapping[str, object]) -> int:
@@ -137,14 +153,18 @@ class TokenCounter:
         else equality, per element, at C speed): the whole previous request first (the usual case:
         the conversation grew), else by bisection (a moved cache breakpoint, a truncation)."""
         current = list(messages)
-        last, sums = self._last, self._sums
+        last, sums, image_sums = self._last, self._sums, self._image_sums
         shared = _shared_prefix(current, last)
         total = (sums[shared - 1] if shared else 0)
+        images = (image_sums[shared - 1] if shared else 0)
         new_sums = sums[:shared] if shared < len(sums) else sums
+        new_images = image_sums[:shared] if shared < len(image_sums) else image_sums
         for m in current[shared:]:
             total += self.count_message(m)
+            images += image_count(m.get("content"))
             new_sums.append(total)
-        self._last, self._sums = current, new_sums
+            new_images.append(images)
+        self._last, self._sums, self._image_sums, self.last_images = current, new_sums, new_images, images
         return total
 
 

@@ -151,14 +151,17 @@ def recover_overflow(run: RequestRun, messages_sent: int, ts: int) -> ContextTru
 def model_request(config: SessionConfig, model: str, messages: list[Message], system: str,
                   tools: list[JSONObject], without: frozenset[str] = frozenset(),
                   cache_anchors: tuple[int, ...] = (),
-                  on_rate_limits: Callable[[RateLimitSnapshot], None] | None = None) -> ModelRequest:
+                  on_rate_limits: Callable[[RateLimitSnapshot], None] | None = None,
+                  images: int | None = None) -> ModelRequest:
     """The provider-neutral request, its thinking/effort/server tools taken from the model table
     (lenient: a fallback model was not the one the settings were checked against), leaving out
     the features the endpoint refused (``without``), with the mask layer's ``cache_anchors``
-    (:func:`mask_anchors`), and the pacer's ``on_rate_limits`` for the headers at the response's head."""
+    (:func:`mask_anchors`), and the pacer's ``on_rate_limits`` for the headers at the response's head.
+    ``images``: how many images ``messages`` hold, where known (the token counter's, counted with the
+    request's estimate for new messages only)."""
     params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
     server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
-    messages = within_many_image_limit(messages)  # past 20 images, the API's 2,000 px a side
+    messages = within_many_image_limit(messages, images)  # past 20 images, the API's 2,000 px a side
     return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
                         thinking=None if "thinking" in without else params.thinking,
                         effort=None if "effort" in without else params.effort,

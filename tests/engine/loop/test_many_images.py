@@ -82,3 +82,26 @@ def test_past_twenty_images_a_photo_whose_frame_header_follows_a_large_exif_is_a
     assert sent[0]["content"][-1]["type"] == "text"
     assert "3000×100 px left out of this request" in sent[0]["content"][-1]["text"]
     assert many[0]["content"][-1] is photo  # the history keeps it
+
+
+def test_the_images_are_counted_for_new_messages_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting every message's images at every request cost a 10,000-message session milliseconds
+    a request; the token counter counts them with its estimate, for the messages new since the last."""
+    from nbagent.engine.api_facts import tokens
+
+    walked: list[object] = []
+    real = tokens.image_count
+    def counted(content: object) -> int:
+        walked.append(content)
+        return real(content)
+
+    monkeypatch.setattr(tokens, "image_count", counted)
+    shot: dict[str, Any] = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(10, 10)}}
+    history: list[Any] = [{"role": "user", "content": [{"type": "text", "text": f"m{i}"}]} for i in range(1000)]
+    history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [shot, shot]}]})
+    counter = tokens.TokenCounter()
+    counter.count_request(history)
+    assert counter.last_images == 2 and len(walked) == 1002  # 1,001 messages and the tool result's content
+    walked.clear()
+    counter.count_request([*history, {"role": "assistant", "content": [shot]}])
+    assert counter.last_images == 3 and len(walked) == 1  # the new message only
