@@ -47,6 +47,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _start_lab(work: Path, env: dict[str, str], token: str, attempts: int = 5):
+    """Start JupyterLab on a free port; ``(base URL, process, log file)``.
+
+    A port found free can be taken by another worker's server before Jupyter binds it; Jupyter
+    would then move to the next port on its own while we poll the first (a CI failure). So it may
+    not move (``port_retries=0``): it exits, and we start again on another port."""
+    for _ in range(attempts):
+        port = _free_port()
+        log = open(LOGS / f"jupyterlab-{port}.log", "wb")  # noqa: SIM115 (open for the server's life)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
+             "--ServerApp.port_retries=0",
+             "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+             "--LabApp.news_url=", "--JupyterNotebookApp.expose_app_in_browser=True",  # Notebook 7 at /notebooks/ too
+             "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={work}"],
+            cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                return base, proc, log
+            except OSError:
+                time.sleep(0.3)
+        if proc.poll() is None:
+            proc.kill()
+            log.close()
+            pytest.fail(f"JupyterLab did not start:\n{server_log_tail(base)}")
+        log.close()  # it exited: most likely the port was taken meanwhile; try another
+    pytest.fail(f"JupyterLab did not start in {attempts} attempts:\n{server_log_tail(base)}")
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     work = tmp_path_factory.mktemp("lab")
@@ -57,7 +90,7 @@ def lab(tmp_path_factory):
         metadata={"kernelspec": {"name": "nbagent", "display_name": "Python 3 (nbagent)", "language": "python"}},
     )
     nbformat.write(explorer, work / "explorer.ipynb")
-    port, token = _free_port(), secrets.token_hex(16)
+    token = secrets.token_hex(16)
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     env["JUPYTER_CONFIG_DIR"] = str(work / ".jupyter-config")
     # No "get notified about Jupyter news?" toast over the screenshots.
@@ -66,26 +99,7 @@ def lab(tmp_path_factory):
     (labconfig / "page_config.json").write_text(
         '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
     LOGS.mkdir(parents=True, exist_ok=True)
-    log = open(LOGS / f"jupyterlab-{port}.log", "wb")  # noqa: SIM115 (open for the server's life)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
-         "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-         "--LabApp.news_url=", "--JupyterNotebookApp.expose_app_in_browser=True",  # Notebook 7 at /notebooks/ too
-         "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={work}"],
-        cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        log.close()
-        pytest.fail(f"JupyterLab did not start:\n{server_log_tail(base)}")
+    base, proc, log = _start_lab(work, env, token)
     yield base, token
     proc.terminate()
     try:

@@ -98,6 +98,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _exited_before_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> bool:
+    """True when the proxy exited before it answered (most likely its port was taken meanwhile)."""
+    try:
+        _wait_until_up(url, proc, log)
+    except RuntimeError:
+        if proc.poll() is not None:
+            return True
+        raise
+    return False
+
+
 def _wait_until_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + STARTUP_S
     while time.monotonic() < deadline:
@@ -131,15 +142,18 @@ def proxy(upstream: LoopbackServer, tmp_path_factory: pytest.TempPathFactory) ->
     folder = tmp_path_factory.mktemp("litellm")
     (folder / "custom_auth.py").write_text(CUSTOM_AUTH)
     (folder / "config.yaml").write_text(_config(upstream.base_url))
-    port = _free_port()
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
            "PYTHONPATH": str(folder), "NO_PROXY": "127.0.0.1,localhost"}
     log = folder / "proxy.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(folder / "config.yaml"),
-             "--host", "127.0.0.1", "--port", str(port)], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    for _ in range(3):  # a port found free can be taken before the proxy binds it: it exits, try another
+        port = _free_port()
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(folder / "config.yaml"),
+                 "--host", "127.0.0.1", "--port", str(port)], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        if not _exited_before_up(url, proc, log):
+            break
     try:
         _wait_until_up(url, proc, log)
         yield url

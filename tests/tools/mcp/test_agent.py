@@ -313,21 +313,31 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def http_server() -> Any:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, DEMO, "http", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+def _start_http_server(attempts: int = 5) -> tuple[int, subprocess.Popen[bytes]]:
+    """The demo server on a free port. A port found free can be taken by another worker before the
+    server binds it: the server then exits, and we start it again on another port."""
+    for _ in range(attempts):
+        port = _free_port()
+        proc = subprocess.Popen([sys.executable, DEMO, "http", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 15
-        while True:
+        while proc.poll() is None:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
+                return port, proc
             except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    proc.wait()
                     raise RuntimeError("the HTTP MCP server did not start") from None
-                time.sleep(0.05)
+                time.sleep(0.05)  # polling a starting process, not synchronising with a test's own work
+    raise RuntimeError(f"the HTTP MCP server did not start in {attempts} attempts")
+
+
+@pytest.fixture
+def http_server() -> Any:
+    port, proc = _start_http_server()
+    try:
         yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
         proc.kill()
