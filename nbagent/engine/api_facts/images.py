@@ -113,14 +113,20 @@ def image_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+def image_data(block: Mapping[str, object]) -> str | None:
+    """An image block's base64 data; None for one that carries none (a URL or a file reference)."""
+    source = block.get("source")
+    data = source.get("data") if isinstance(source, Mapping) else None
+    return data if isinstance(data, str) else None
+
+
 def sniffed_media_type(block: Mapping[str, object]) -> str | None:
     """The media type an image block's bytes are (PNG, JPEG, GIF or WebP, by their first bytes), None
     when not one of those. The API answers 400 to a block whose ``media_type`` is not what its data
     is ("Image does not match the provided media type"): an MCP server's PNG labelled ``image/jpeg``
     poisoned the conversation as an oversized one does."""
-    source = block.get("source")
-    data = source.get("data") if isinstance(source, Mapping) else None
-    if not isinstance(data, str):
+    data = image_data(block)
+    if data is None:
         return None
     try:
         head = base64.b64decode(data[:16])
@@ -134,9 +140,8 @@ def sniffed_media_type(block: Mapping[str, object]) -> str | None:
 
 def known_image_tokens(block: Mapping[str, object]) -> int | None:
     """The API's estimate for an image block of a known size (a base64 PNG), None otherwise."""
-    source = block.get("source")
-    data = source.get("data") if isinstance(source, Mapping) else None
-    if not isinstance(data, str):
+    data = image_data(block)
+    if data is None:
         return None
     try:
         size = png_size(base64.b64decode(data[:64]))  # the header's 24 bytes are in the first 32 characters
@@ -148,10 +153,10 @@ def known_image_tokens(block: Mapping[str, object]) -> int | None:
 def refused_image(block: Mapping[str, object]) -> str | None:
     """Why the API would refuse the image block ``block`` (its data over :data:`MAX_IMAGE_BASE64_CHARS`,
     a side over :data:`MAX_IMAGE_SIDE_PX` in a PNG, JPEG, GIF or WebP), as a note for the model; None for one it takes."""
-    source = block.get("source")
-    data = source.get("data") if isinstance(source, Mapping) else None
-    if not isinstance(data, str):
+    data = image_data(block)
+    if data is None:
         return None
+    source = block.get("source")
     media = source.get("media_type", "image") if isinstance(source, Mapping) else "image"
     if len(data) > MAX_IMAGE_BASE64_CHARS:
         return (f"[{media} of {len(data) * 3 // 4 / 1_000_000:.1f} MB left out: over the Messages API's "
@@ -173,5 +178,5 @@ def image_tokens(block: Mapping[str, object]) -> int:
     return IMAGE_TOKENS if known is None else known
 
 
-__all__ = ["IMAGE_TOKENS", "MAX_IMAGE_BASE64_CHARS", "MAX_IMAGE_SIDE_PX", "base64_jpeg_size", "image_size", "image_tokens",
-           "known_image_tokens", "png_size", "refused_image", "sniffed_media_type"]
+__all__ = ["IMAGE_TOKENS", "MAX_IMAGE_BASE64_CHARS", "MAX_IMAGE_SIDE_PX", "base64_jpeg_size", "image_data", "image_size",
+           "image_tokens", "known_image_tokens", "png_size", "refused_image", "sniffed_media_type"]

@@ -16,7 +16,7 @@ import struct
 from collections.abc import Mapping
 
 from ..contracts.messages import Message
-from .images import base64_jpeg_size, image_size
+from .images import base64_jpeg_size, image_data, image_size
 
 MANY_IMAGES = 20
 """The most images a request may hold and still take the 8,000 px side."""
@@ -44,9 +44,8 @@ def _image_count(messages: list[Message]) -> int:
 
 
 def _too_large(block: Mapping[str, object]) -> str | None:
-    source = block.get("source")
-    data = source.get("data") if isinstance(source, Mapping) else None
-    if not isinstance(data, str):
+    data = image_data(block)
+    if data is None:
         return None
     try:
         # a phone photo's EXIF thumbnail (up to 64 kB) and ICC profile come before its frame header

@@ -15,6 +15,7 @@ import binascii
 import io
 from typing import TYPE_CHECKING, Callable, cast
 
+from ...engine.api_facts.images import image_data
 from ...engine.contracts.json_types import JSONObject
 from ..pillow import pillow
 
@@ -145,9 +146,8 @@ def without_secret_figures(blocks: list[ImageBlockParam], redact: Callable[[str]
     kept: list[ImageBlockParam] = []
     notes: list[str] = []
     for block in blocks:
-        source = block.get("source")
-        data = source.get("data") if isinstance(source, dict) else None
-        problem = shown_image_problem(data, redact) if isinstance(data, str) else None
+        data = image_data(block)
+        problem = shown_image_problem(data, redact) if data is not None else None
         if problem is None:
             kept.append(block)
         else:

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Collection, Literal, Mapping, Union, cast
 from nbagent.engine.api_facts.models import ModelInfo, get_model
 
 from ...engine.api_facts.caching import MAX_BREAKPOINTS, count_breakpoints, ttl_order_error
-from ...engine.api_facts.images import MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_SIDE_PX, refused_image, sniffed_media_type
+from ...engine.api_facts.images import (
+    MAX_IMAGE_BASE64_CHARS,
+    MAX_IMAGE_SIDE_PX,
+    image_data,
+    refused_image,
+    sniffed_media_type,
+)
 from ...engine.api_facts.many_images import MANY_IMAGES_SIDE_PX, within_many_image_limit
 from ...engine.contracts.json_types import JSONObject, JSONValue
 from ...engine.contracts.message_types import MessageParam, TextBlockParam
@@ -196,12 +202,10 @@ def _message_blocks(i: int, message: JSONValue, last: bool, signed: Signed) -> t
 def _check_image(where: str, block: JSONObject) -> None:
     """An image within the API's limits (:func:`~nbagent.engine.api_facts.images.refused_image`), also
     inside a tool result: the API answers 400 to a larger one, and to every request that repeats it."""
-    source = block.get("source")
-    data = source.get("data") if isinstance(source, dict) else None
-    media = sniffed_media_type(block)
+    source, data, media = block.get("source"), image_data(block), sniffed_media_type(block)
     if isinstance(source, dict) and media is not None and source.get("media_type") != media:
         raise _bad(f"{where}.image.source.base64.data: Image does not match the provided media type {source.get('media_type')}")
-    if not isinstance(data, str) or refused_image(block) is None:
+    if data is None or refused_image(block) is None:
         return
     if len(data) > MAX_IMAGE_BASE64_CHARS:
         raise _bad(f"{where}.image.source.base64: image exceeds 5 MB maximum: {len(data)} bytes > "

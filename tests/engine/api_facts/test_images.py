@@ -8,7 +8,7 @@ import base64
 import struct
 import zlib
 
-from nbagent.engine.api_facts.images import IMAGE_TOKENS, image_tokens, known_image_tokens
+from nbagent.engine.api_facts.images import IMAGE_TOKENS, image_data, image_tokens, known_image_tokens, refused_image
 from nbagent.engine.api_facts.tokens import TokenCounter
 from nbagent.notebook.kernel_context.told import image_tokens as told_image_tokens
 
@@ -47,3 +47,12 @@ def test_the_context_manager_counts_the_images_estimate_the_tables_show():
 
     assert counter.count_message(with_plot) - counter.count_message(without) == told_image_tokens(plot) == 200
     assert counter.count_message(in_result) >= 200
+
+
+def test_an_image_given_by_url_or_file_has_no_data_to_check_and_is_left_to_the_api() -> None:
+    by_url = {"type": "image", "source": {"type": "url", "url": "https://example.invalid/a.png"}}
+    by_file = {"type": "image", "source": {"type": "file", "file_id": "file_1"}}
+    inline = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    assert image_data(by_url) is None and image_data(by_file) is None and image_data({"type": "image"}) is None
+    assert image_data(inline) == "iVBORw0KGgo="
+    assert refused_image(by_url) is None and image_tokens(by_url) == IMAGE_TOKENS
