@@ -18,6 +18,7 @@ from ..state.session import Session
 from .facts import KernelFactsTracker
 from .notes import SessionNotes
 from .request_run import RequestRun
+from .run_handle import RunHandle
 from .summary_layer import SummaryLayer
 from .turn import RunInProgressError
 
@@ -26,21 +27,17 @@ if TYPE_CHECKING:
     from .sanitize import Sanitizer
 
 
-class BetweenRuns:
+class BetweenRuns(RunHandle):
     """Compaction for :class:`~nbagent.engine.loop.query.QueryEngine` (which sets these)."""
 
     provider: Provider
     session: Session
     hooks: Hooks
-    _running_prompt: str | None
     _facts: KernelFactsTracker
     _notes: SessionNotes
     _summary: SummaryLayer
 
     def _request_run(self, control: RunControl, asker: Asker | None) -> RequestRun:
-        raise NotImplementedError
-
-    def check_open(self) -> None:
         raise NotImplementedError
 
     def sanitizer(self) -> Sanitizer:
