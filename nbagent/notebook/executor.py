@@ -40,7 +40,7 @@ from ..engine.contracts.config import DEFAULT_TOOL_CAPTURE_LIMIT
 from ..tools.capture import BoundedText
 from ..tools.executor import ExecutionResult, WorkingDirectoryBusy, format_user_traceback, working_directory
 from .document.images import with_bounded_images
-from .shown_displays import as_shown, publisher_class
+from .shown_displays import publisher_class, shown_bundles, shown_images
 from .tool_code import tool_code
 from .user_code_interrupt import CANCEL_TURNS, interrupt_user_code, raise_on_sigint, watch_sigint
 
@@ -226,9 +226,9 @@ class ShellExecutor:
             result_repr, rich = None, None
             if error is None and value is not None:
                 result_repr, rich, error = self._format_interruptible(value, filename)
-        rich = self._merge_rich(displays, rich)
-        return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr,
-                               error=error, rich=rich, displayed=self._displayed_text(displays))
+        shown = shown_bundles(displays)
+        return ExecutionResult(stdout=out.getvalue(), stderr=err.getvalue(), result_repr=result_repr, error=error,
+                               rich=rich, displayed=self._displayed_text(shown), images=shown_images([*shown, rich or {}]))
 
     async def _run(self, code_obj: CodeType) -> object:
         ns = self.shell.user_ns
@@ -263,23 +263,14 @@ class ShellExecutor:
         rich = {k: v for k, v in data.items() if k != "text/plain"}
         return text, (_jsonable(rich) if rich else None)
 
-    def _displayed_text(self, displays: list[CapturedDisplay]) -> str:
+    def _displayed_text(self, shown: list[Mapping[str, object]]) -> str:
         """The plain text of each ``display()`` call as the cell ends up showing it, bounded like
         stdout (a display of a huge frame must not fill the kernel's memory twice)."""
         text = BoundedText(self.capture_limit)
-        for plain in as_shown(displays):
-            if plain:
+        for bundle in shown:
+            if isinstance(plain := bundle.get("text/plain"), str) and plain:
                 text.write(plain.rstrip("\n") + "\n")
         return str(text.getvalue())
-
-    @staticmethod
-    def _merge_rich(displays: list[CapturedDisplay], rich: dict[str, object] | None) -> dict[str, object] | None:
-        merged: dict[str, object] = {}
-        for d in displays:  # later displays win; the result's own bundle wins over displays
-            merged.update({k: v for k, v in d.get("data", {}).items() if k != "text/plain"})
-        if rich:
-            merged.update(rich)
-        return _jsonable(merged) if merged else None
 
 
 class _NamespaceLocks:

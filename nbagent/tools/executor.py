@@ -37,10 +37,12 @@ class ExecutionResult:
 
     ``result_repr`` is the ``repr`` of a trailing expression (None when there is none or it is
     None); ``error`` is the formatted traceback; ``rich`` is an optional MIME bundle
-    (``{"image/png": base64, "text/html": ...}``) from a kernel executor. ``displayed`` is the
-    plain text of what the code passed to ``display()`` (one line or block per call): without it a
-    ``display(df)`` read as "(no output)" to the model or an MCP client, which drew the wrong
-    conclusion (the notebook draws the displays themselves).
+    (``{"image/png": base64, "text/html": ...}``) of the trailing expression's value from a kernel
+    executor. ``displayed`` is the plain text of what the code passed to ``display()`` (one line or
+    block per call): without it a ``display(df)`` read as "(no output)" to the model or an MCP
+    client, which drew the wrong conclusion (the notebook draws the displays themselves).
+    ``images`` are the images the cell ends up showing, ``(media type, base64)`` in its order
+    (the displays', then the value's): a loop of ``display(fig)`` sent the model its last figure only.
     """
 
     stdout: str = ""
@@ -49,6 +51,7 @@ class ExecutionResult:
     error: str | None = None
     rich: Mapping[str, object] | None = None
     displayed: str = ""
+    images: tuple[tuple[str, str], ...] = ()
 
 
 @runtime_checkable

@@ -17,13 +17,15 @@ import dataclasses
 
 import pydantic
 
+from nbagent.engine.api_facts.images import IMAGE_MEDIA_TYPES
 from nbagent.engine.contracts.json_types import JSONObject
 from nbagent.engine.contracts.tool_api import ToolContext, ToolOutput
 
 from .base import BuiltinTool, ToolInput, wait_or_abort
 from .executor import ExecutionResult, Executor, NamespaceExecutor, takes_cwd
 
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+MAX_IMAGES = 4
+"""The most images one python call sends the model (the first ones the cell shows), as ``notebook_read``'s."""
 
 
 class PythonInput(ToolInput):
@@ -48,15 +50,17 @@ def format_execution(result: ExecutionResult) -> str:
 
 def _content(result: ExecutionResult) -> str | list[JSONObject]:
     text = format_execution(result)
-    bundle = result.rich or {}
-    images: list[JSONObject] = [
-        {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
-        for mime in _IMAGE_TYPES
-        if isinstance(data := bundle.get(mime), str)
-    ]
+    images = result.images or tuple(  # an executor that only gives the value's bundle
+        (media, data) for media in IMAGE_MEDIA_TYPES if isinstance(data := (result.rich or {}).get(media), str))
     if not images:
         return text
-    return [{"type": "text", "text": text}, *images]
+    if len(images) > MAX_IMAGES:
+        text += (f"\n[{len(images) - MAX_IMAGES} more images the code showed not sent: at most {MAX_IMAGES} per "
+                 "python call; show fewer at a time to see them]")
+    blocks: list[JSONObject] = [{"type": "text", "text": text}]
+    for media, data in images[:MAX_IMAGES]:
+        blocks.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+    return blocks
 
 
 class Python(BuiltinTool):

@@ -20,6 +20,9 @@ IMAGE_TOKENS = 1600
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 
+IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image formats the Messages API takes, in the order a display's own are preferred."""
+
 MAX_IMAGE_BASE64_CHARS = 5 * 1024 * 1024
 """The most base64 data one image block may carry: the API answers 400 to a larger one, and since
 the block stays in the history, to every request after it (the conversation is poisoned)."""
@@ -178,5 +181,6 @@ def image_tokens(block: Mapping[str, object]) -> int:
     return IMAGE_TOKENS if known is None else known
 
 
-__all__ = ["IMAGE_TOKENS", "MAX_IMAGE_BASE64_CHARS", "MAX_IMAGE_SIDE_PX", "base64_jpeg_size", "image_data", "image_size",
-           "image_tokens", "known_image_tokens", "png_size", "refused_image", "sniffed_media_type"]
+__all__ = ["IMAGE_MEDIA_TYPES", "IMAGE_TOKENS", "MAX_IMAGE_BASE64_CHARS", "MAX_IMAGE_SIDE_PX", "base64_jpeg_size",
+           "image_data", "image_size", "image_tokens", "known_image_tokens", "png_size", "refused_image",
+           "sniffed_media_type"]
