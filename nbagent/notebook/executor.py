@@ -318,7 +318,7 @@ class _Capture:
     def __enter__(self) -> None:
         self.saved = (sys.stdout, sys.stderr, self.shell.display_pub)
         pub = publisher_class()()
-        pub.outputs = self.displays
+        pub.outputs, pub.streams = self.displays, (self.out, self.err)
         self.kernel_log = _KernelLogAside(self.saved[1])
         COMM_LOG.addFilter(self.kernel_log)
         sys.stdout, sys.stderr = self.out, self.err

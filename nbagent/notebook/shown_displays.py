@@ -57,12 +57,20 @@ def shown_images(bundles: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str],
 def publisher_class() -> type:
     """IPython's capturing display publisher, but for ``clear_output``: IPython's prints the
     terminal's erase-line escape (``\\x1b[2K\\r``, twice) into stdout, so the model and a
-    ``run_code`` client read escape codes for every frame of a ``clear_output(wait=True)`` loop."""
+    ``run_code`` client read escape codes for every frame of a ``clear_output(wait=True)`` loop;
+    this one clears what was captured so far, as the notebook clears the cell."""
     from IPython.core.displaypub import CapturingDisplayPublisher
 
     class Publisher(CapturingDisplayPublisher):  # type: ignore[misc]
+        streams: tuple[Any, ...] = ()
+        """The execution's captured stdout and stderr (each with a ``clear()``)."""
+
         def clear_output(self, wait: bool = False) -> None:
-            self.outputs.clear()  # the displays so far, as the notebook clears them
+            # The displays and what was printed so far, as the notebook clears them: a
+            # ``clear_output(wait=True); print(i)`` loop read as its thousand lines, the cell shows one.
+            self.outputs.clear()
+            for stream in self.streams:
+                stream.clear()
 
     return Publisher
 

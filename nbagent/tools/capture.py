@@ -46,6 +46,11 @@ class BoundedText(io.TextIOBase):
                 self._tail_len = len(self._tail[0])
         return n
 
+    def clear(self) -> None:
+        """Forget what was written (a cell's ``clear_output()``): nothing kept, nothing dropped."""
+        self._head, self._tail = [], []
+        self._head_len = self._tail_len = self.total = 0
+
     def _tail_text(self) -> str:
         text = "".join(self._tail)
         return text[-self._tail_max:] if len(text) > self._tail_max else text

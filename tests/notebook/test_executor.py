@@ -251,8 +251,17 @@ async def test_clear_output_leaves_no_terminal_escapes_in_the_output(executor: S
     terminal erase-line escape in stdout twice per frame: the model read escape codes."""
     res = await executor.execute("from IPython.display import display, clear_output\nprint('start')\n"
                                  "for i in range(3):\n    clear_output(wait=True)\n    display(f'frame {i}')")
-    assert res.stdout == "start\n" and res.stderr == ""
+    assert res.stdout == "" and res.stderr == ""  # 'start' was cleared with the first frame, as in the cell
     assert res.displayed == "'frame 2'\n"
+
+
+async def test_clear_output_clears_what_was_printed_as_the_cell_does(executor: ShellExecutor) -> None:
+    """A ``clear_output(wait=True); print(i)`` loop (a progress counter) read as every line it ever
+    printed, the cell showing one: the model read more than the cell shows, up to the capture limit."""
+    res = await executor.execute("import sys\nfrom IPython.display import clear_output\n"
+                                 "for i in range(500):\n    clear_output(wait=True)\n    print(f'epoch {i}')\n"
+                                 "    print(f'loss {i}', file=sys.stderr)\nprint('done')")
+    assert res.stdout == "epoch 499\ndone\n" and res.stderr == "loss 499\n"
 
 
 async def test_a_large_image_the_models_code_displays_reaches_it_bounded(executor: ShellExecutor, tmp_path) -> None:
