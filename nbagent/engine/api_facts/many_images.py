@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from ..contracts.messages import Message
 from .images import base64_jpeg_size, image_data, image_size
+from .tokens import image_totals
 
 MANY_IMAGES = 20
 """The most images a request may hold and still take the 8,000 px side."""
@@ -26,21 +27,6 @@ _HEAD_CHARS = 65536
 """Of an image's base64 (not a JPEG's), what is decoded to read its size at every request."""
 _JPEG_BASE64 = "/9j/"
 """How a JPEG's base64 starts: its frame header follows its EXIF/ICC segments, often past the first 48 kB."""
-
-
-def _image_count(messages: list[Message]) -> int:
-    """How many images ``messages`` hold (also inside a tool_result): walked at every request, so
-    without building lists (a 2,000-message history without images: 2.3 ms with lists, 0.8 ms so)."""
-    count = 0
-    for message in messages:
-        content = message.get("content")
-        for block in content if isinstance(content, list) else ():
-            kind = block.get("type") if isinstance(block, dict) else None
-            if kind == "image":
-                count += 1
-            elif kind == "tool_result" and isinstance(inner := block.get("content"), list):
-                count += sum(1 for b in inner if isinstance(b, dict) and b.get("type") == "image")
-    return count
 
 
 def _too_large(block: Mapping[str, object]) -> str | None:
@@ -78,7 +64,7 @@ def within_many_image_limit(messages: list[Message], images: int | None = None) 
     each image over :data:`MANY_IMAGES_SIDE_PX` a side is a line saying so (the other messages shared).
     ``images``: their count where known (the token counter's, kept for new messages only: walking
     every message at every request cost a 10,000-message session milliseconds a request)."""
-    if (images if images is not None else _image_count(messages)) <= MANY_IMAGES:
+    if (images if images is not None else sum(image_totals(m.get("content"))[0] for m in messages)) <= MANY_IMAGES:
         return messages
     out: list[Message] = []
     for message in messages:

