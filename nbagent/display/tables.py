@@ -7,7 +7,7 @@ the session's ``*_df()`` methods and the truncation explorer, so a table reads t
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
 
 from ..engine.contracts.events import RequestRecord
 from .format import fmt_range, hidden_count, is_hidden, live_range, terminal_text
@@ -15,6 +15,8 @@ from .html import NO_TEX
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+    from ..engine.context.updates import ContextHistoryUpdates
 
 RUN_COST, SESSION_COST = "cumulative cost (run)", "cumulative cost (session)"
 """The running total of a cell's table (its run's requests) and of ``%agent history`` and
@@ -201,38 +203,55 @@ def messages_df(
     history: Sequence[Mapping[str, object]],
     deleted_range: tuple[int, int] | None,
     replaced: Iterable[int] = frozenset(),
+    updates: "ContextHistoryUpdates | None" = None,
 ) -> "pd.DataFrame":
     """One row per history message: what the model sees of it.
 
     ``status`` is ``first pair`` (0 and 1, never hidden), ``hidden`` (inside ``deleted_range``),
-    ``replaced read`` (a duplicate file read replaced by a notice; indices in ``replaced``) or
-    ``kept``. Token counts are tiktoken *estimates*.
+    ``results omitted`` (the first message after the hidden range, sent without its tool results
+    because their tool calls were hidden), ``masked`` (a tool result cleared by observation masking:
+    ``updates`` holds it), ``replaced read`` (a duplicate file read replaced by a notice; indices in
+    ``replaced``) or ``kept``. ``chars`` and ``est. tokens`` (tiktoken *estimates*) measure a sent
+    message as it is sent (with ``updates`` applied), a hidden one as the history holds it.
     """
     import pandas as pd
 
     from ..engine.api_facts.tokens import count_message_tokens
-    from ..engine.contracts.messages import message_text
+    from ..engine.context.mask import MASKED_RESULT
+    from ..engine.context.request import results_omitted_index, sent_form
+    from ..engine.contracts.messages import Message, message_text
 
     replaced_set = set(replaced)
+    masked = updates.indices_with_edit_type(MASKED_RESULT) if updates is not None else frozenset()
+    omitted = results_omitted_index(cast("Sequence[Message]", history), deleted_range)
     rows: list[dict[str, object]] = []
     for i, m in enumerate(history):
-        if i < 2:
-            status = "first pair"
-        elif is_hidden(i, deleted_range):
+        shown = m
+        if i >= 2 and is_hidden(i, deleted_range):
             status = "hidden"
-        elif i in replaced_set:
-            status = "replaced read"
         else:
-            status = "kept"
+            shown = sent_form(cast("Sequence[Message]", history), i, deleted_range, updates)
+            status = _sent_status(i, omitted, masked, replaced_set)
         rows.append({
             "index": i,
             "role": m.get("role", ""),
             "kind": _kinds(m),
-            "chars": len(message_text(m)),
-            "est. tokens": count_message_tokens(m),
+            "chars": len(message_text(shown)),
+            "est. tokens": count_message_tokens(shown),
             "status": status,
         })
     return pd.DataFrame(rows, columns=["index", "role", "kind", "chars", "est. tokens", "status"])
+
+
+def _sent_status(i: int, omitted: int | None, masked: frozenset[int], replaced: set[int]) -> str:
+    # Results omitted first: the stripped message is sent without them, a masked or replaced one's too.
+    if i < 2:
+        return "first pair"
+    if i == omitted:
+        return "results omitted"
+    if i in masked:
+        return "masked"
+    return "replaced read" if i in replaced else "kept"
 
 
 def _cell(value: object) -> str:

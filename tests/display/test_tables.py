@@ -104,12 +104,41 @@ def test_messages_df_statuses() -> None:
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "file text"}]},
         {"role": "assistant", "content": "done"},
     ]
-    df = tables.messages_df(history, (2, 3), replaced={4})
-    assert df["status"].tolist() == ["first pair", "first pair", "hidden", "hidden", "replaced read", "kept"]
+    df = tables.messages_df(history, None, replaced={4})
+    assert df["status"].tolist() == ["first pair", "first pair", "kept", "kept", "replaced read", "kept"]
+    # With 2-3 hidden, message 4's read is not sent at all: its call (3) is hidden.
+    assert tables.messages_df(history, (2, 3), replaced={4})["status"].tolist() == [
+        "first pair", "first pair", "hidden", "hidden", "results omitted", "kept"]
     assert df.loc[3, "kind"] == "text, tool_use"
     assert df.loc[4, "chars"] == len("file text")
     assert (df["est. tokens"] > 0).all()
     assert tables.messages_df(history, None)["status"].tolist()[2:] == ["kept"] * 4
+
+
+def test_messages_df_measures_what_is_sent_and_names_masked_and_omitted_results() -> None:
+    from nbagent.engine.context.mask import MASKED_RESULT
+    from nbagent.engine.context.updates import ContextHistoryUpdates
+
+    big = "row " * 2000
+    history: list[Message] = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": big}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "b", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": big}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "python", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": big}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    updates = ContextHistoryUpdates()
+    updates.add(6, 0, 1, "[Old tool result cleared]", edit_type=MASKED_RESULT)
+    df = tables.messages_df(history, (2, 3), updates=updates)
+    # 4: its call (3) is hidden, so the request leaves its result out; 6: sent as the placeholder.
+    assert df["status"].tolist() == ["first pair", "first pair", "hidden", "hidden", "results omitted", "kept",
+                                     "masked", "kept"]
+    assert df.loc[2, "est. tokens"] > 1000  # a hidden message keeps its own size
+    assert df.loc[4, "est. tokens"] < 50 and df.loc[6, "est. tokens"] < 50
+    assert df.loc[4, "kind"] == "tool_result"  # what the message is; its size is what was sent
 
 
 def test_plot_is_small_valid_svg() -> None:
