@@ -39,9 +39,10 @@ from ..engine.context import (
     get_next_truncation_range,
     should_compact_context_window,
 )
+from ..engine.context.request import results_omitted_index
 from ..engine.context.window import start_of_rest
 from ..engine.contracts.json_types import JSONObject
-from ..engine.contracts.messages import Message
+from ..engine.contracts.messages import Message, content_blocks, is_tool_result
 from ..engine.loop.compaction import COMPACT_KEEP, hidden_end
 from ..engine.state.compactions import compacted, folded, summary_text
 from .cache import PrefixCache, markable
@@ -90,8 +91,9 @@ class RequestRecord:
     ``deleted_range`` is the range in force for this request (None: nothing hidden yet);
     ``keep`` the keep that fired *at this request* (None when nothing new was hidden);
     ``replaced_reads`` the history indices still sent whose file read is replaced by the notice;
-    ``newly_replaced`` those replaced at this request. ``sent`` is the exact request (read-only;
-    it shares message objects with the history).
+    ``newly_replaced`` those replaced at this request; ``results_omitted`` the history index sent
+    without its tool results (their calls were hidden), if any. ``sent`` is the exact request
+    (read-only; it shares message objects with the history).
     """
 
     request: int
@@ -110,6 +112,7 @@ class RequestRecord:
     newly_replaced: frozenset[int] = frozenset()
     file_read_saving: float | None = None
     summary: str | None = None
+    results_omitted: int | None = None
     sent: tuple[Message, ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -324,6 +327,17 @@ def _cache_accounting(cache_model: str, counter: TokenCounter, system: str | Non
     return as_the_api
 
 
+def _results_omitted(hist: Sequence[Message], rng: tuple[int, int] | None, sent: Sequence[Message]) -> int | None:
+    """The history index whose tool results the request left out (their calls hidden), checked
+    against what was sent: a summary's request is built otherwise."""
+    index = results_omitted_index(hist, rng)
+    if index is None:
+        return None
+    ids = {b.get("tool_use_id") for b in content_blocks(hist[index]) if is_tool_result(b)}
+    sent_ids = {b.get("tool_use_id") for m in sent for b in content_blocks(m) if is_tool_result(b)}
+    return index if not ids & sent_ids else None
+
+
 def simulate(
     strategy: Strategy,
     history: Sequence[Mapping[str, object]],
@@ -371,7 +385,8 @@ def simulate(
             messages_sent=len(messages), cache_read_tokens=cached.read, cache_write_tokens=cached.write,
             previous_total=usage.total if usage else None, over_window=tokens > info.context_window,
             replaced_reads=replay.visible_replaced(len(hist)), newly_replaced=step.newly_replaced,
-            file_read_saving=step.file_read_saving, summary=replay.summary, sent=tuple(messages),
+            file_read_saving=step.file_read_saving, summary=replay.summary,
+            results_omitted=_results_omitted(hist, replay.rng, messages), sent=tuple(messages),
         ))
         previous = (tokens, output)
     return SimulationResult(strategy, info, tuple(records), tuple(source), time.perf_counter() - started)

@@ -26,7 +26,7 @@ from nbagent.engine.context import (
 )
 from nbagent.engine.context.window import start_of_rest
 from nbagent.engine.contracts.events import RequestRecord as EngineRecord
-from nbagent.engine.contracts.messages import ContentBlock, Message
+from nbagent.engine.contracts.messages import ContentBlock, Message, content_blocks, is_tool_result
 from nbagent.engine.loop.compaction import COMPACT_KEEP, hidden_end
 from nbagent.engine.state.compactions import SUMMARY_MARK, summary_text
 from nbagent.engine.state.session import Session
@@ -35,6 +35,7 @@ from nbagent.explorer.render import (
     request_html,
     request_text,
     strip_counts,
+    strip_statuses,
     strip_svg,
     strip_text,
     tokens_chart_svg,
@@ -149,14 +150,29 @@ def test_strip_counts_match_the_table(history: list[Message]) -> None:
             rng = row[3]  # "deleted range", e.g. "2–41" or ""
             hidden = int(rng.split("–")[1]) - int(rng.split("–")[0]) + 1 if rng else 0
             assert counts["hidden"] + counts["summarised"] == hidden == record.hidden
-            assert counts["replaced read"] == row[5] == len(record.replaced_reads)
+            # A replaced read sent without its results (its call hidden) is drawn as results omitted.
+            omitted_read = int(record.results_omitted in record.replaced_reads)
+            assert counts["replaced read"] + omitted_read == row[5] == len(record.replaced_reads)
             assert sum(counts.values()) == record.history_len == row[1]
             # Everything not hidden is sent, one message per cell.
-            assert counts["first pair"] + counts["kept"] + counts["replaced read"] == record.messages_sent == row[2]
+            sent = counts["first pair"] + counts["kept"] + counts["replaced read"] + counts["results omitted"]
+            assert sent == record.messages_sent == row[2]
             if strategy == "auto_condense" and record.summary is not None:
                 assert counts["hidden"] == 0
             text = strip_text(record, width=10_000)
             assert text.count(".") + text.count("s") == hidden and text.count("r") == counts["replaced read"]
+
+
+def test_the_strip_draws_a_message_sent_without_its_tool_results_as_such(history: list[Message]) -> None:
+    records = simulate_all(history, WINDOW)["cline"].records
+    omitted = [r for r in records if r.results_omitted is not None]
+    assert omitted  # the truncation hid tool calls whose results come first after the range
+    for record in omitted:
+        index = record.results_omitted
+        assert index is not None and strip_statuses(record)[index] == "results omitted"
+        ids = {b["tool_use_id"] for b in content_blocks(history[index]) if is_tool_result(b)}
+        sent = {b["tool_use_id"] for m in record.sent for b in content_blocks(m) if is_tool_result(b)}
+        assert ids and not ids & sent
 
 
 def test_baseline_never_hides_and_cline_stays_under_the_limits(history: list[Message]) -> None:
