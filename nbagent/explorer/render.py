@@ -37,7 +37,7 @@ STATUS: dict[str, tuple[str, str, str]] = {
     "hidden": ("#d5d5d5", ".", "hidden by the range"),
     "summarised": ("#b39ddb", "s", "hidden, replaced by a summary"),
     "replaced read": ("#f0ad4e", "r", "file read replaced by a notice"),
-    "results omitted": ("#8d6e63", "o", "sent without its tool results (their calls hidden)"),
+    "results omitted": ("#ef9a9a", "o", "sent without its tool results (their calls hidden)"),
     "kept": ("#5b9bd5", "K", "kept (sent)"),
 }
 NOTICES: tuple[tuple[str, str], ...] = (

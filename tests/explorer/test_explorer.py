@@ -375,3 +375,17 @@ def test_a_short_strip_is_wide_enough_for_its_caption(history: list[Message]) ->
     caption = "".join(t.text or "" for t in svg if t.tag.endswith("text"))
     assert caption.startswith("request 4: 7 messages")
     assert float(svg.get("width", "0")) >= 6 * len(caption)
+
+
+def test_the_policy_strip_draws_a_message_sent_without_its_tool_results_as_such(history: list[Message]) -> None:
+    from nbagent.explorer.policies import simulate_policy
+
+    records = simulate_policy("cline", history, WINDOW).records
+    drawn = [r for r in records if "o" in r.strip]
+    assert drawn  # truncation hid tool calls whose results come first after the range
+    for record in drawn:
+        index = record.strip.index("o")
+        assert record.strip.count("o") == 1 and record.strip[index - 1] == "."
+        ids = {b["tool_use_id"] for b in content_blocks(history[index]) if is_tool_result(b)}
+        sent = {b["tool_use_id"] for m in record.sent for b in content_blocks(m) if is_tool_result(b)}
+        assert ids and not ids & sent
