@@ -76,3 +76,20 @@ def test_tool_results_left_out_after_the_hidden_range_are_not_shown_kept(ip: Any
     assert row["status"] == "results omitted" and row["est. tokens"] < 50
     shown_kept = {r for r in df.index if df.loc[r, "status"] == "kept" and df.loc[r, "kind"] == "tool_result"}
     assert len(shown_kept) == sum(r.startswith("File notes.txt") for r in last_request_results())
+
+
+def test_agent_saw_stars_the_placeholders_the_context_manager_sent(ip: Any, tmp_path: Path) -> None:
+    """``%agent saw`` marks (★) every text the context manager put in a message's place: the masked
+    results' placeholders were shown as if the model's own tool results."""
+    for k in range(3):
+        (tmp_path / f"m{k}.txt").write_text("".join(f"Line {i} of file {k}: the numbers were reviewed.\n" for i in range(300)))
+    magics_mod.active_magics().new_session(allow=("read_file",))
+    for k in range(3):
+        ask(ip, f"%%agent --context mask:keep=1:clear=500\nRead m{k}.txt and tell me what it says.")
+    with capture_output() as saw:
+        ip.run_cell(f"%agent saw {nbagent.session().turn}")
+    shown = saw.stdout + "\n".join(str(o.data.get("text/plain", "")) for o in saw.outputs)
+    lines = shown.splitlines()
+    cleared = [i for i, line in enumerate(lines) if "[Old tool result cleared to save context" in line]
+    assert cleared
+    assert all(lines[i - 1].endswith("★") for i in cleared), [lines[i - 1] for i in cleared]
