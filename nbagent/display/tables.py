@@ -24,8 +24,8 @@ RUN_COST, SESSION_COST = "cumulative cost (run)", "cumulative cost (session)"
 TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
     SESSION_COST, "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
-    "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
-    "image tokens",
+    "keep", "file-read saving", "context actions", "retries", "rate-limit wait s", "stop reason", "seconds",
+    "switched off", "image tokens",
 ]
 UNPRICED = "–"
 """A cost nobody could price (a local or gateway model): never $0, never Claude's price."""
@@ -93,6 +93,9 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
             "deleted range": fmt_range(r.deleted_range),
             "keep": r.keep or "",
             "file-read saving": _pct(r.file_read_saving),
+            # What the context layers did before this request (blank, hence not shown, when nothing):
+            # a masking was seen only as a jump of the cache write.
+            "context actions": context_actions_text(r),
             "retries": r.retries,
             # Blank (hence not shown) when no request waited: a table of a class run shows who queued.
             "rate-limit wait s": round(r.rate_limit_wait_s, 1) if r.rate_limit_wait_s else _NAN,
@@ -106,6 +109,15 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
     for column in ("previous request tokens", "max allowed", "image tokens"):  # ints and blanks, never 3200.0
         df[column] = pd.Series([row[column] for row in rows], dtype=object)
     return df
+
+
+def context_actions_text(record: RequestRecord) -> str:
+    """``mask −5,108 est.`` (the layer, and the tokens it removed: estimated by nbagent, or as the
+    API reported them), one per layer that acted on ``record``'s request; a truncation's range is in
+    its own columns."""
+    return ", ".join(
+        (f"{a.layer} −{a.tokens_removed:,}" + ("" if a.reported else " est.")) if a.tokens_removed else a.layer
+        for a in record.context_actions if a.layer != "truncate")
 
 
 def for_display(df: "pd.DataFrame") -> "pd.DataFrame":

@@ -29,8 +29,8 @@ def test_turns_df_columns_and_values() -> None:
     assert list(df.columns) == [
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
         "cumulative cost (session)", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
-        "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
-        "image tokens",
+        "keep", "file-read saving", "context actions", "retries", "rate-limit wait s", "stop reason", "seconds",
+        "switched off", "image tokens",
     ]
     assert df["cost"].tolist() == [0.01, "–", 0.02]
     assert df["cumulative cost (session)"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
@@ -139,6 +139,18 @@ def test_messages_df_measures_what_is_sent_and_names_masked_and_omitted_results(
     assert df.loc[2, "est. tokens"] > 1000  # a hidden message keeps its own size
     assert df.loc[4, "est. tokens"] < 50 and df.loc[6, "est. tokens"] < 50
     assert df.loc[4, "kind"] == "tool_result"  # what the message is; its size is what was sent
+
+
+def test_the_turn_table_says_what_the_context_layers_removed_before_each_request() -> None:
+    from dataclasses import replace
+
+    from nbagent.engine.contracts.records import ContextAction
+
+    masked = replace(rec(2), context_actions=(ContextAction("mask", 5_081), ContextAction("truncate", 0)))
+    edited = replace(rec(3), context_actions=(ContextAction("server_edit", 1_200, reported=True),))
+    df = tables.turns_df([rec(1), masked, edited])
+    assert df["context actions"].tolist() == ["", "mask −5,081 est.", "server_edit −1,200"]
+    assert "context actions" not in tables.for_display(tables.turns_df([rec(1)])).columns  # none: not shown
 
 
 def test_plot_is_small_valid_svg() -> None:

@@ -57,6 +57,9 @@ def test_masked_tool_results_are_shown_masked_at_their_placeholders_size(ip: Any
     assert results["status"].tolist() == ["masked", "masked", "masked", "kept"]
     tokens = results["est. tokens"].tolist()
     assert max(tokens[:3]) < tokens[3] / 20  # each its placeholder's size, not the 3,000 tokens of the file
+    # The turn table says where: a masking was seen only as the cache write's jump.
+    actions = nbagent.session().turns_df()["context actions"].tolist()
+    assert sum(a.startswith("mask −") for a in actions) == 3
 
 
 def test_tool_results_left_out_after_the_hidden_range_are_not_shown_kept(ip: Any, tmp_path: Path) -> None:
