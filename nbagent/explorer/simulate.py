@@ -334,8 +334,12 @@ def _results_omitted(hist: Sequence[Message], rng: tuple[int, int] | None, sent:
     if index is None:
         return None
     ids = {b.get("tool_use_id") for b in content_blocks(hist[index]) if is_tool_result(b)}
-    sent_ids = {b.get("tool_use_id") for m in sent for b in content_blocks(m) if is_tool_result(b)}
-    return index if not ids & sent_ids else None
+    # Only where the message is sent (aligned from the end; the pairing repair rarely inserts one):
+    # a scan of the whole request per simulated request made the simulation of a long session 1.6-1.9x slower.
+    at = len(sent) - (len(hist) - index)
+    near = sent[max(at - 2, 0):max(at + 3, 0)]
+    return None if any(is_tool_result(b) and b.get("tool_use_id") in ids for m in near for b in content_blocks(m)) \
+        else index
 
 
 def simulate(

@@ -175,6 +175,41 @@ def test_the_strip_draws_a_message_sent_without_its_tool_results_as_such(history
         assert ids and not ids & sent
 
 
+class _Request(Sequence[Message]):
+    """A sent request that records which of its messages were read (slices only; iterating it fails)."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.messages, self.read = messages, 0
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __getitem__(self, i: Any) -> Any:
+        got = self.messages[i]
+        self.read += len(got) if isinstance(i, slice) else 1
+        return got
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the whole request was scanned")
+
+
+def test_telling_whether_the_results_were_sent_reads_only_where_the_message_is_sent() -> None:
+    """The explorer checks each simulated request for the omitted results: scanning the whole request
+    made simulating a 5,000-message session 1.6-1.9x slower (a second per strategy at 1M tokens)."""
+    from nbagent.explorer.simulate import _results_omitted
+
+    hist: list[Message] = [{"role": "user", "content": "task"}]
+    for i in range(400):
+        hist.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "python", "input": {}}]})
+        hist.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x"}]})
+    stripped: Message = {"role": "user", "content": [{"type": "text", "text": "[NOTE] omitted"}]}
+    sent = _Request([hist[0], hist[1], stripped, *hist[5:]])  # 2-3 hidden: 4's result (of t1) left out
+    assert _results_omitted(hist, (2, 3), sent) == 4
+    assert sent.read <= 5
+    whole = _Request([hist[0], hist[1], *hist[4:]])  # a request that sent it (as a summary's may)
+    assert _results_omitted(hist, (2, 3), whole) is None
+
+
 def test_baseline_never_hides_and_cline_stays_under_the_limits(history: list[Message]) -> None:
     results = simulate_all(history, WINDOW)
     info = get_context_window_info(WINDOW)
