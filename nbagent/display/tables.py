@@ -229,20 +229,23 @@ def messages_df(
     import pandas as pd
 
     from ..engine.api_facts.tokens import count_message_tokens
+    from ..engine.context.as_sent import results_omitted_index, sent_by_index
     from ..engine.context.mask import MASKED_RESULT
-    from ..engine.context.request import results_omitted_index, sent_form
     from ..engine.contracts.messages import Message, message_text
 
     replaced_set = set(replaced)
     masked = updates.indices_with_edit_type(MASKED_RESULT) if updates is not None else frozenset()
     omitted = results_omitted_index(cast("Sequence[Message]", history), deleted_range)
+    # Measured as the request sends them: a kept prompt after the hidden range also carries the
+    # pairing repair's "result missing" for a first-pair call whose result was hidden.
+    sent = sent_by_index(cast("Sequence[Message]", history), deleted_range, updates)
     rows: list[dict[str, object]] = []
     for i, m in enumerate(history):
         shown = m
         if i >= 2 and is_hidden(i, deleted_range):
             status = "hidden"
         else:
-            shown = sent_form(cast("Sequence[Message]", history), i, deleted_range, updates)
+            shown = sent.get(i, m)
             status = _sent_status(i, omitted, masked, replaced_set)
         rows.append({
             "index": i,

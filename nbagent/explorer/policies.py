@@ -37,8 +37,8 @@ from ..engine.api_facts.cost import Usage, price_of
 from ..engine.api_facts.models import DEFAULT_MODEL, ModelInfo, get_model
 from ..engine.api_facts.tokens import MESSAGE_OVERHEAD, TokenCounter
 from ..engine.context import ContextManager, RequestUsage
+from ..engine.context.as_sent import results_omitted_index
 from ..engine.context.mask import mask_old_results, masked_blocks
-from ..engine.context.request import results_omitted_index
 from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
 from ..engine.contracts.context_policy import ContextPolicy
 from ..engine.contracts.messages import Message

@@ -39,7 +39,7 @@ from ..engine.context import (
     get_next_truncation_range,
     should_compact_context_window,
 )
-from ..engine.context.request import results_omitted_index
+from ..engine.context.as_sent import results_omitted_index
 from ..engine.context.window import start_of_rest
 from ..engine.contracts.json_types import JSONObject
 from ..engine.contracts.messages import Message, content_blocks, is_tool_result

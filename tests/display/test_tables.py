@@ -141,6 +141,27 @@ def test_messages_df_measures_what_is_sent_and_names_masked_and_omitted_results(
     assert df.loc[4, "kind"] == "tool_result"  # what the message is; its size is what was sent
 
 
+def test_messages_df_measures_the_result_missing_the_request_adds_after_the_hidden_range() -> None:
+    """The first pair's call (1) has its result in the hidden range: the request sends the next kept
+    prompt with a "result missing" result first (the pairing repair), which the table left out."""
+    from nbagent.engine.api_facts.tokens import count_message_tokens
+    from nbagent.engine.context.request import RESULT_MISSING, get_truncated_messages
+
+    history: list[Message] = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "row " * 500}]},
+        {"role": "assistant", "content": "read it"},
+        {"role": "user", "content": "and now?"},
+        {"role": "assistant", "content": "done"},
+    ]
+    sent = get_truncated_messages(history, (2, 3))
+    assert RESULT_MISSING in str(sent[2])
+    df = tables.messages_df(history, (2, 3))
+    assert df["status"].tolist() == ["first pair", "first pair", "hidden", "hidden", "kept", "kept"]
+    assert [df.loc[i, "est. tokens"] for i in (0, 1, 4, 5)] == [count_message_tokens(m) for m in sent]
+
+
 def test_the_turn_table_says_what_the_context_layers_removed_before_each_request() -> None:
     from dataclasses import replace
 

@@ -110,7 +110,7 @@ def build_request(
             position = sent_position(index, deleted_range)
             pre[position] = edited_message(source[index], index, updates, memo)
     if start_from > 2 and len(pre) > 2:
-        pre[2] = _stripped(pre[2], memo)
+        pre[2] = without_tool_results(pre[2], memo)
     if memo is None:
         return _ensure(pre, None)
     resume = _resume_point(pre, 0)
@@ -245,36 +245,9 @@ def replace_block_text(block: ContentBlock, text: str) -> ContentBlock | None:
 # -- tool pairing --------------------------------------------------------------------------------
 
 
-def results_omitted_index(messages: Sequence[Message], deleted_range: RangeLike) -> int | None:
-    """The history index of the first message after the hidden range when the request sends it
-    without its tool results (their tool calls were hidden: :func:`_stripped`), else None.
-
-    The views that say what the model still sees (``messages_df``) mark it: its results were not sent.
-    """
-    start = start_of_rest(deleted_range)
-    if start <= 2 or start >= len(messages):
-        return None
-    message = messages[start]
-    content = message.get("content")
-    if message.get("role") != "user" or not isinstance(content, list):
-        return None
-    return start if any(is_tool_result(b) for b in content) else None
-
-
-def sent_form(
-    messages: Sequence[Message], index: int, deleted_range: RangeLike, updates: ContextHistoryUpdates | None
-) -> Message:
-    """History message ``index`` (not hidden) as a request built now sends it: after its stored
-    updates (masked results, replaced reads, notices), and without tool results whose calls were
-    hidden (:func:`results_omitted_index`). The pairing repair's placeholders are not included."""
-    message = messages[index]
-    if updates is not None:
-        message = edited_message(message, index, updates)
-    return _stripped(message, None) if index == results_omitted_index(messages, deleted_range) else message
-
-
-def _stripped(message: Message, memo: RequestMemo | None) -> Message:
-    """The first kept message without tool results (their tool calls were hidden)."""
+def without_tool_results(message: Message, memo: RequestMemo | None) -> Message:
+    """The first kept message without tool results (their tool calls were hidden); public for
+    :mod:`.as_sent`."""
     content = message.get("content")
     if message.get("role") != "user" or not isinstance(content, list):
         return message
