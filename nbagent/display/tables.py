@@ -124,6 +124,8 @@ def for_display(df: "pd.DataFrame") -> "pd.DataFrame":
     """The table as a person reads it: columns with nothing in any row left out (no truncation,
     no file-read saving) and whole numbers shown as integers. The data frames themselves keep
     every column, so code that selects them never breaks."""
+    import pandas as pd
+
     empty = [c for c in df.columns if all(_blank(v) or (c in ZERO_IS_BLANK and v == 0) for v in df[c])]
     shown = df.drop(columns=empty)
     for c in shown.columns:
@@ -133,8 +135,10 @@ def for_display(df: "pd.DataFrame") -> "pd.DataFrame":
             shown[c] = [v if isinstance(v, str) else f"{v:.4f}" for v in values]
         elif c in PERCENT_COLUMNS:
             shown[c] = ["" if _blank(v) else f"{v:g}" for v in values]
-        elif values.dtype.kind == "f" and values.notna().all() and (values == values.round()).all():
-            shown[c] = values.astype("int64")
+        elif values.dtype.kind == "f" and (values.dropna() == values.dropna().round()).all():
+            # A count unknown in some rows (an older record) made the column float: 1898.0 beside a blank.
+            shown[c] = values.astype("int64") if values.notna().all() else \
+                pd.Series([None if v != v else int(v) for v in values], index=values.index, dtype=object)
     return shown
 
 

@@ -162,6 +162,20 @@ def test_messages_df_measures_the_result_missing_the_request_adds_after_the_hidd
     assert [df.loc[i, "est. tokens"] for i in (0, 1, 4, 5)] == [count_message_tokens(m) for m in sent]
 
 
+def test_a_count_unknown_in_some_rows_shows_the_others_as_whole_numbers() -> None:
+    """A replayed notebook with a turn recorded before the cache counts were kept: its row is blank
+    (unknown, never 0), and the newer rows read 1898, not 1898.0."""
+    import pandas as pd
+
+    df = pd.DataFrame([{"turn": 1, "cache write": None, "cache read": None},
+                       {"turn": 2, "cache write": 1898, "cache read": 0}])
+    text = tables.text_table(tables.for_display(df))
+    assert "1898.0" not in text and "1898" in text and " 0.0" not in text
+    assert tables.text_table(tables.for_display(df)).splitlines()[1].split() == ["1"]  # blank, not 0
+    html = tables.ReadableTable(df)._repr_html_()
+    assert "<td>1898</td>" in html and "<td></td>" in html
+
+
 def test_the_turn_table_says_what_the_context_layers_removed_before_each_request() -> None:
     from dataclasses import replace
 
