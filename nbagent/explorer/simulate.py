@@ -39,10 +39,10 @@ from ..engine.context import (
     get_next_truncation_range,
     should_compact_context_window,
 )
-from ..engine.context.as_sent import results_omitted_index
+from ..engine.context.as_sent import results_omitted_in
 from ..engine.context.window import start_of_rest
 from ..engine.contracts.json_types import JSONObject
-from ..engine.contracts.messages import Message, content_blocks, is_tool_result
+from ..engine.contracts.messages import Message
 from ..engine.loop.compaction import COMPACT_KEEP, hidden_end
 from ..engine.state.compactions import compacted, folded, summary_text
 from .cache import PrefixCache, markable
@@ -327,21 +327,6 @@ def _cache_accounting(cache_model: str, counter: TokenCounter, system: str | Non
     return as_the_api
 
 
-def _results_omitted(hist: Sequence[Message], rng: tuple[int, int] | None, sent: Sequence[Message]) -> int | None:
-    """The history index whose tool results the request left out (their calls hidden), checked
-    against what was sent: a summary's request is built otherwise."""
-    index = results_omitted_index(hist, rng)
-    if index is None:
-        return None
-    ids = {b.get("tool_use_id") for b in content_blocks(hist[index]) if is_tool_result(b)}
-    # Only where the message is sent (aligned from the end; the pairing repair rarely inserts one):
-    # a scan of the whole request per simulated request made the simulation of a long session 1.6-1.9x slower.
-    at = len(sent) - (len(hist) - index)
-    near = sent[max(at - 2, 0):max(at + 3, 0)]
-    return None if any(is_tool_result(b) and b.get("tool_use_id") in ids for m in near for b in content_blocks(m)) \
-        else index
-
-
 def simulate(
     strategy: Strategy,
     history: Sequence[Mapping[str, object]],
@@ -390,7 +375,7 @@ def simulate(
             previous_total=usage.total if usage else None, over_window=tokens > info.context_window,
             replaced_reads=replay.visible_replaced(len(hist)), newly_replaced=step.newly_replaced,
             file_read_saving=step.file_read_saving, summary=replay.summary,
-            results_omitted=_results_omitted(hist, replay.rng, messages), sent=tuple(messages),
+            results_omitted=results_omitted_in(hist, replay.rng, messages), sent=tuple(messages),
         ))
         previous = (tokens, output)
     return SimulationResult(strategy, info, tuple(records), tuple(source), time.perf_counter() - started)

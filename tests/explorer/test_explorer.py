@@ -196,7 +196,7 @@ class _Request(Sequence[Message]):
 def test_telling_whether_the_results_were_sent_reads_only_where_the_message_is_sent() -> None:
     """The explorer checks each simulated request for the omitted results: scanning the whole request
     made simulating a 5,000-message session 1.6-1.9x slower (a second per strategy at 1M tokens)."""
-    from nbagent.explorer.simulate import _results_omitted
+    from nbagent.engine.context.as_sent import results_omitted_in
 
     hist: list[Message] = [{"role": "user", "content": "task"}]
     for i in range(400):
@@ -204,10 +204,10 @@ def test_telling_whether_the_results_were_sent_reads_only_where_the_message_is_s
         hist.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x"}]})
     stripped: Message = {"role": "user", "content": [{"type": "text", "text": "[NOTE] omitted"}]}
     sent = _Request([hist[0], hist[1], stripped, *hist[5:]])  # 2-3 hidden: 4's result (of t1) left out
-    assert _results_omitted(hist, (2, 3), sent) == 4
+    assert results_omitted_in(hist, (2, 3), sent) == 4
     assert sent.read <= 5
     whole = _Request([hist[0], hist[1], *hist[4:]])  # a request that sent it (as a summary's may)
-    assert _results_omitted(hist, (2, 3), whole) is None
+    assert results_omitted_in(hist, (2, 3), whole) is None
 
 
 def test_baseline_never_hides_and_cline_stays_under_the_limits(history: list[Message]) -> None:
