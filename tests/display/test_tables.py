@@ -162,6 +162,21 @@ def test_messages_df_measures_the_result_missing_the_request_adds_after_the_hidd
     assert [df.loc[i, "est. tokens"] for i in (0, 1, 4, 5)] == [count_message_tokens(m) for m in sent]
 
 
+def test_messages_df_of_a_history_the_pairing_repair_adds_a_message_to_keeps_one_row_per_message() -> None:
+    """An assistant tool call followed by another assistant message: the request gets a message of
+    missing results in between, so it no longer lines up with the history; each message is still
+    measured (as sent without the repair)."""
+    history: list[Message] = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "python", "input": {}}]},
+        {"role": "assistant", "content": "stopped"},
+        {"role": "user", "content": "again"},
+    ]
+    df = tables.messages_df(history, None)
+    assert df["index"].tolist() == [0, 1, 2, 3] and df["status"].tolist()[2:] == ["kept", "kept"]
+    assert (df["est. tokens"] > 0).all()
+
+
 def test_a_count_unknown_in_some_rows_shows_the_others_as_whole_numbers() -> None:
     """A replayed notebook with a turn recorded before the cache counts were kept: its row is blank
     (unknown, never 0), and the newer rows read 1898, not 1898.0."""
