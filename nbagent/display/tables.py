@@ -7,7 +7,7 @@ the session's ``*_df()`` methods and the truncation explorer, so a table reads t
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
 
 from ..engine.contracts.events import RequestRecord
 from .format import fmt_range, hidden_count, is_hidden, live_range, terminal_text
@@ -16,14 +16,16 @@ from .html import NO_TEX
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from ..engine.context.updates import ContextHistoryUpdates
+
 RUN_COST, SESSION_COST = "cumulative cost (run)", "cumulative cost (session)"
 """The running total of a cell's table (its run's requests) and of ``%agent history`` and
 ``turns_df()`` (the session's): two names, since the same figure means two things."""
 TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
     SESSION_COST, "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
-    "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
-    "image tokens",
+    "keep", "file-read saving", "context actions", "retries", "rate-limit wait s", "stop reason", "seconds",
+    "switched off", "image tokens",
 ]
 UNPRICED = "–"
 """A cost nobody could price (a local or gateway model): never $0, never Claude's price."""
@@ -91,6 +93,9 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
             "deleted range": fmt_range(r.deleted_range),
             "keep": r.keep or "",
             "file-read saving": _pct(r.file_read_saving),
+            # What the context layers did before this request (blank, hence not shown, when nothing):
+            # a masking was seen only as a jump of the cache write.
+            "context actions": context_actions_text(r),
             "retries": r.retries,
             # Blank (hence not shown) when no request waited: a table of a class run shows who queued.
             "rate-limit wait s": round(r.rate_limit_wait_s, 1) if r.rate_limit_wait_s else _NAN,
@@ -106,10 +111,21 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
     return df
 
 
+def context_actions_text(record: RequestRecord) -> str:
+    """``mask −5,108 est.`` (the layer, and the tokens it removed: estimated by nbagent, or as the
+    API reported them), one per layer that acted on ``record``'s request; a truncation's range is in
+    its own columns."""
+    return ", ".join(
+        (f"{a.layer} −{a.tokens_removed:,}" + ("" if a.reported else " est.")) if a.tokens_removed else a.layer
+        for a in record.context_actions if a.layer != "truncate")
+
+
 def for_display(df: "pd.DataFrame") -> "pd.DataFrame":
     """The table as a person reads it: columns with nothing in any row left out (no truncation,
     no file-read saving) and whole numbers shown as integers. The data frames themselves keep
     every column, so code that selects them never breaks."""
+    import pandas as pd
+
     empty = [c for c in df.columns if all(_blank(v) or (c in ZERO_IS_BLANK and v == 0) for v in df[c])]
     shown = df.drop(columns=empty)
     for c in shown.columns:
@@ -119,8 +135,10 @@ def for_display(df: "pd.DataFrame") -> "pd.DataFrame":
             shown[c] = [v if isinstance(v, str) else f"{v:.4f}" for v in values]
         elif c in PERCENT_COLUMNS:
             shown[c] = ["" if _blank(v) else f"{v:g}" for v in values]
-        elif values.dtype.kind == "f" and values.notna().all() and (values == values.round()).all():
-            shown[c] = values.astype("int64")
+        elif values.dtype.kind == "f" and (values.dropna() == values.dropna().round()).all():
+            # A count unknown in some rows (an older record) made the column float: 1898.0 beside a blank.
+            shown[c] = values.astype("int64") if values.notna().all() else \
+                pd.Series([None if v != v else int(v) for v in values], index=values.index, dtype=object)
     return shown
 
 
@@ -201,38 +219,58 @@ def messages_df(
     history: Sequence[Mapping[str, object]],
     deleted_range: tuple[int, int] | None,
     replaced: Iterable[int] = frozenset(),
+    updates: "ContextHistoryUpdates | None" = None,
 ) -> "pd.DataFrame":
     """One row per history message: what the model sees of it.
 
     ``status`` is ``first pair`` (0 and 1, never hidden), ``hidden`` (inside ``deleted_range``),
-    ``replaced read`` (a duplicate file read replaced by a notice; indices in ``replaced``) or
-    ``kept``. Token counts are tiktoken *estimates*.
+    ``results omitted`` (the first message after the hidden range, sent without its tool results
+    because their tool calls were hidden), ``masked`` (a tool result cleared by observation masking:
+    ``updates`` holds it), ``replaced read`` (a duplicate file read replaced by a notice; indices in
+    ``replaced``) or ``kept``. ``chars`` and ``est. tokens`` (tiktoken *estimates*) measure a sent
+    message as it is sent (with ``updates`` applied), a hidden one as the history holds it.
     """
     import pandas as pd
 
     from ..engine.api_facts.tokens import count_message_tokens
-    from ..engine.contracts.messages import message_text
+    from ..engine.context.as_sent import results_omitted_index, sent_by_index
+    from ..engine.context.mask import MASKED_RESULT
+    from ..engine.contracts.messages import Message, message_text
 
     replaced_set = set(replaced)
+    masked = updates.indices_with_edit_type(MASKED_RESULT) if updates is not None else frozenset()
+    omitted = results_omitted_index(cast("Sequence[Message]", history), deleted_range)
+    # Measured as the request sends them: a kept prompt after the hidden range also carries the
+    # pairing repair's "result missing" for a first-pair call whose result was hidden.
+    sent = sent_by_index(cast("Sequence[Message]", history), deleted_range, updates)
     rows: list[dict[str, object]] = []
     for i, m in enumerate(history):
-        if i < 2:
-            status = "first pair"
-        elif is_hidden(i, deleted_range):
+        shown = m
+        if i >= 2 and is_hidden(i, deleted_range):
             status = "hidden"
-        elif i in replaced_set:
-            status = "replaced read"
         else:
-            status = "kept"
+            shown = sent.get(i, m)
+            status = _sent_status(i, omitted, masked, replaced_set)
         rows.append({
             "index": i,
             "role": m.get("role", ""),
             "kind": _kinds(m),
-            "chars": len(message_text(m)),
-            "est. tokens": count_message_tokens(m),
+            "chars": len(message_text(shown)),
+            "est. tokens": count_message_tokens(shown),
             "status": status,
         })
     return pd.DataFrame(rows, columns=["index", "role", "kind", "chars", "est. tokens", "status"])
+
+
+def _sent_status(i: int, omitted: int | None, masked: frozenset[int], replaced: set[int]) -> str:
+    # Results omitted first: the stripped message is sent without them, a masked or replaced one's too.
+    if i < 2:
+        return "first pair"
+    if i == omitted:
+        return "results omitted"
+    if i in masked:
+        return "masked"
+    return "replaced read" if i in replaced else "kept"
 
 
 def _cell(value: object) -> str:

@@ -37,6 +37,7 @@ from ..engine.api_facts.cost import Usage, price_of
 from ..engine.api_facts.models import DEFAULT_MODEL, ModelInfo, get_model
 from ..engine.api_facts.tokens import MESSAGE_OVERHEAD, TokenCounter
 from ..engine.context import ContextManager, RequestUsage
+from ..engine.context.as_sent import results_omitted_index
 from ..engine.context.mask import mask_old_results, masked_blocks
 from ..engine.contracts.config import DEFAULT_MAX_TOKENS, SessionConfig
 from ..engine.contracts.context_policy import ContextPolicy
@@ -59,7 +60,8 @@ DEFAULT_POLICIES = ("layered", "cline", "summary", "mask:keep=3:clear=20000")
 """What :func:`compare_policies` compares unless told otherwise: the default, Cline's truncation
 alone, summary compaction, and masking that clears less at once."""
 STRIP = {"P": "first pair (never hidden)", "K": "kept (sent whole)", "m": "tool result masked (placeholder sent)",
-         "r": "file read replaced by a notice", ".": "hidden by truncation", "s": "folded into the summary",
+         "r": "file read replaced by a notice", "o": "sent without its tool results (their calls hidden)",
+         ".": "hidden by truncation", "s": "folded into the summary",
          "e": "tool result cleared by the server (context editing)",
          "c": "summarised by the server (before its compaction block)"}
 """Strip characters, one per history message, and what they mean."""
@@ -290,6 +292,7 @@ class _PolicyReplay:
         """One :data:`STRIP` character per history message (source indices ``0..n-1``)."""
         masked = masked_blocks(self.manager.updates)
         replaced = self.manager.replaced_reads()
+        omitted = results_omitted_index(self.view, self.rng)
         chars = []
         for i in range(n):
             v = i - self.folded  # the message's index in ``view`` (the summary message holds source folded+2)
@@ -299,6 +302,8 @@ class _PolicyReplay:
                 chars.append("s")
             elif is_hidden(v, self.rng):
                 chars.append(".")
+            elif v == omitted:
+                chars.append("o")
             elif v in masked:
                 chars.append("m")
             elif v in replaced:

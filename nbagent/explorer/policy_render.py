@@ -19,7 +19,7 @@ from .policies import STRIP, PolicyRecord, PolicyResult, comparison_df, recall_d
 
 LINE_COLOURS = ("#1f6fb2", "#c0392b", "#8e44ad", "#2e7d32", "#d35400", "#16a085")
 """One line colour per policy, in order (a key drawn beside each name, never text colour)."""
-STRIP_COLOURS = {"P": "#2e7d32", "K": "#5b9bd5", "m": "#f0ad4e", "r": "#8d6e63", ".": "#d5d5d5", "s": "#b39ddb",
+STRIP_COLOURS = {"P": "#2e7d32", "K": "#5b9bd5", "m": "#f0ad4e", "r": "#8d6e63", "o": "#ef9a9a", ".": "#d5d5d5", "s": "#b39ddb",
                  "e": "#e67e22", "c": "#7e57c2"}
 """One fill per :data:`~.policies.STRIP` character: the server's clearing (``e``) near the client's masking,
 the server's compaction (``c``) near the client's summary."""

@@ -37,6 +37,7 @@ STATUS: dict[str, tuple[str, str, str]] = {
     "hidden": ("#d5d5d5", ".", "hidden by the range"),
     "summarised": ("#b39ddb", "s", "hidden, replaced by a summary"),
     "replaced read": ("#f0ad4e", "r", "file read replaced by a notice"),
+    "results omitted": ("#ef9a9a", "o", "sent without its tool results (their calls hidden)"),
     "kept": ("#5b9bd5", "K", "kept (sent)"),
 }
 NOTICES: tuple[tuple[str, str], ...] = (
@@ -58,6 +59,8 @@ def strip_statuses(record: RequestRecord) -> list[str]:
             out.append("first pair")
         elif is_hidden(i, record.deleted_range):
             out.append(hidden_as)
+        elif i == record.results_omitted:
+            out.append("results omitted")
         elif i in record.replaced_reads:
             out.append("replaced read")
         else:
@@ -74,7 +77,8 @@ def strip_counts(record: RequestRecord) -> dict[str, int]:
 
 
 def strip_text(record: RequestRecord, width: int = PER_ROW * 2) -> str:
-    """The strip as characters (P first pair, . hidden, s summarised, r replaced read, K kept),
+    """The strip as characters (P first pair, . hidden, s summarised, r replaced read, o results
+    omitted, K kept),
     wrapped every ``width`` messages."""
     chars = "".join(STATUS[s][1] for s in strip_statuses(record))
     return "\n".join(chars[i:i + width] for i in range(0, len(chars), width)) or "(empty)"

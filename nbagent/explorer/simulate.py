@@ -39,6 +39,7 @@ from ..engine.context import (
     get_next_truncation_range,
     should_compact_context_window,
 )
+from ..engine.context.as_sent import results_omitted_in
 from ..engine.context.window import start_of_rest
 from ..engine.contracts.json_types import JSONObject
 from ..engine.contracts.messages import Message
@@ -90,8 +91,9 @@ class RequestRecord:
     ``deleted_range`` is the range in force for this request (None: nothing hidden yet);
     ``keep`` the keep that fired *at this request* (None when nothing new was hidden);
     ``replaced_reads`` the history indices still sent whose file read is replaced by the notice;
-    ``newly_replaced`` those replaced at this request. ``sent`` is the exact request (read-only;
-    it shares message objects with the history).
+    ``newly_replaced`` those replaced at this request; ``results_omitted`` the history index sent
+    without its tool results (their calls were hidden), if any. ``sent`` is the exact request
+    (read-only; it shares message objects with the history).
     """
 
     request: int
@@ -110,6 +112,7 @@ class RequestRecord:
     newly_replaced: frozenset[int] = frozenset()
     file_read_saving: float | None = None
     summary: str | None = None
+    results_omitted: int | None = None
     sent: tuple[Message, ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -371,7 +374,8 @@ def simulate(
             messages_sent=len(messages), cache_read_tokens=cached.read, cache_write_tokens=cached.write,
             previous_total=usage.total if usage else None, over_window=tokens > info.context_window,
             replaced_reads=replay.visible_replaced(len(hist)), newly_replaced=step.newly_replaced,
-            file_read_saving=step.file_read_saving, summary=replay.summary, sent=tuple(messages),
+            file_read_saving=step.file_read_saving, summary=replay.summary,
+            results_omitted=results_omitted_in(hist, replay.rng, messages), sent=tuple(messages),
         ))
         previous = (tokens, output)
     return SimulationResult(strategy, info, tuple(records), tuple(source), time.perf_counter() - started)

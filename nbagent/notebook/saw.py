@@ -14,12 +14,17 @@ from typing import Sequence
 
 from ..display.format import terminal_text
 from ..display.html import NO_TEX
+from ..engine.context.mask import PLACEHOLDER
+from ..engine.context.request import ORPHANED_RESULTS_NOTICE, RESULT_MISSING
 from ..engine.contracts.messages import ContentBlock, MessageParam, tool_result_text
 from ..engine.state.compactions import SUMMARY_MARK
 from ..engine.state.sent import SentRequest
 
+# Every text the context manager put in place of what the history holds: a masked result's
+# placeholder and what stands for the results of hidden calls were left unmarked.
 _MARKERS = ("[NOTE] Some previous conversation history", "[Continue assisting the user!]",
-            "[[NOTE] This file read has been removed", SUMMARY_MARK)
+            "[[NOTE] This file read has been removed", SUMMARY_MARK, PLACEHOLDER.split("{", 1)[0],
+            ORPHANED_RESULTS_NOTICE, RESULT_MISSING)
 
 
 def _block_text(block: ContentBlock) -> str:

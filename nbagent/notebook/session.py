@@ -136,7 +136,9 @@ class NotebookSession:
         """One row per history message: role, size, and whether the model still sees it."""
         from ..display.tables import messages_df
 
-        return messages_df(self.agent.history, self.agent.deleted_range)
+        # What a request sends now: masked results and replaced reads as their placeholders, not "kept".
+        context = self.agent.engine.session.context
+        return messages_df(self.agent.history, self.agent.deleted_range, context.replaced_reads(), context.updates)
 
     def stop(self) -> None:
         """Stop the run in progress, as ■ would (thread-safe): abort it, and interrupt the model's

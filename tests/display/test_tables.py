@@ -29,8 +29,8 @@ def test_turns_df_columns_and_values() -> None:
     assert list(df.columns) == [
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
         "cumulative cost (session)", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
-        "keep", "file-read saving", "retries", "rate-limit wait s", "stop reason", "seconds", "switched off",
-        "image tokens",
+        "keep", "file-read saving", "context actions", "retries", "rate-limit wait s", "stop reason", "seconds",
+        "switched off", "image tokens",
     ]
     assert df["cost"].tolist() == [0.01, "–", 0.02]
     assert df["cumulative cost (session)"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing
@@ -104,12 +104,103 @@ def test_messages_df_statuses() -> None:
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "file text"}]},
         {"role": "assistant", "content": "done"},
     ]
-    df = tables.messages_df(history, (2, 3), replaced={4})
-    assert df["status"].tolist() == ["first pair", "first pair", "hidden", "hidden", "replaced read", "kept"]
+    df = tables.messages_df(history, None, replaced={4})
+    assert df["status"].tolist() == ["first pair", "first pair", "kept", "kept", "replaced read", "kept"]
+    # With 2-3 hidden, message 4's read is not sent at all: its call (3) is hidden.
+    assert tables.messages_df(history, (2, 3), replaced={4})["status"].tolist() == [
+        "first pair", "first pair", "hidden", "hidden", "results omitted", "kept"]
     assert df.loc[3, "kind"] == "text, tool_use"
     assert df.loc[4, "chars"] == len("file text")
     assert (df["est. tokens"] > 0).all()
     assert tables.messages_df(history, None)["status"].tolist()[2:] == ["kept"] * 4
+
+
+def test_messages_df_measures_what_is_sent_and_names_masked_and_omitted_results() -> None:
+    from nbagent.engine.context.mask import MASKED_RESULT
+    from nbagent.engine.context.updates import ContextHistoryUpdates
+
+    big = "row " * 2000
+    history: list[Message] = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": big}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "b", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": big}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "python", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": big}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    updates = ContextHistoryUpdates()
+    updates.add(6, 0, 1, "[Old tool result cleared]", edit_type=MASKED_RESULT)
+    df = tables.messages_df(history, (2, 3), updates=updates)
+    # 4: its call (3) is hidden, so the request leaves its result out; 6: sent as the placeholder.
+    assert df["status"].tolist() == ["first pair", "first pair", "hidden", "hidden", "results omitted", "kept",
+                                     "masked", "kept"]
+    assert df.loc[2, "est. tokens"] > 1000  # a hidden message keeps its own size
+    assert df.loc[4, "est. tokens"] < 50 and df.loc[6, "est. tokens"] < 50
+    assert df.loc[4, "kind"] == "tool_result"  # what the message is; its size is what was sent
+
+
+def test_messages_df_measures_the_result_missing_the_request_adds_after_the_hidden_range() -> None:
+    """The first pair's call (1) has its result in the hidden range: the request sends the next kept
+    prompt with a "result missing" result first (the pairing repair), which the table left out."""
+    from nbagent.engine.api_facts.tokens import count_message_tokens
+    from nbagent.engine.context.request import RESULT_MISSING, get_truncated_messages
+
+    history: list[Message] = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "row " * 500}]},
+        {"role": "assistant", "content": "read it"},
+        {"role": "user", "content": "and now?"},
+        {"role": "assistant", "content": "done"},
+    ]
+    sent = get_truncated_messages(history, (2, 3))
+    assert RESULT_MISSING in str(sent[2])
+    df = tables.messages_df(history, (2, 3))
+    assert df["status"].tolist() == ["first pair", "first pair", "hidden", "hidden", "kept", "kept"]
+    assert [df.loc[i, "est. tokens"] for i in (0, 1, 4, 5)] == [count_message_tokens(m) for m in sent]
+
+
+def test_messages_df_of_a_history_the_pairing_repair_adds_a_message_to_keeps_one_row_per_message() -> None:
+    """An assistant tool call followed by another assistant message: the request gets a message of
+    missing results in between, so it no longer lines up with the history; each message is still
+    measured (as sent without the repair)."""
+    history: list[Message] = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "python", "input": {}}]},
+        {"role": "assistant", "content": "stopped"},
+        {"role": "user", "content": "again"},
+    ]
+    df = tables.messages_df(history, None)
+    assert df["index"].tolist() == [0, 1, 2, 3] and df["status"].tolist()[2:] == ["kept", "kept"]
+    assert (df["est. tokens"] > 0).all()
+
+
+def test_a_count_unknown_in_some_rows_shows_the_others_as_whole_numbers() -> None:
+    """A replayed notebook with a turn recorded before the cache counts were kept: its row is blank
+    (unknown, never 0), and the newer rows read 1898, not 1898.0."""
+    import pandas as pd
+
+    df = pd.DataFrame([{"turn": 1, "cache write": None, "cache read": None},
+                       {"turn": 2, "cache write": 1898, "cache read": 0}])
+    text = tables.text_table(tables.for_display(df))
+    assert "1898.0" not in text and "1898" in text and " 0.0" not in text
+    assert tables.text_table(tables.for_display(df)).splitlines()[1].split() == ["1"]  # blank, not 0
+    html = tables.ReadableTable(df)._repr_html_()
+    assert "<td>1898</td>" in html and "<td></td>" in html
+
+
+def test_the_turn_table_says_what_the_context_layers_removed_before_each_request() -> None:
+    from dataclasses import replace
+
+    from nbagent.engine.contracts.records import ContextAction
+
+    masked = replace(rec(2), context_actions=(ContextAction("mask", 5_081), ContextAction("truncate", 0)))
+    edited = replace(rec(3), context_actions=(ContextAction("server_edit", 1_200, reported=True),))
+    df = tables.turns_df([rec(1), masked, edited])
+    assert df["context actions"].tolist() == ["", "mask −5,081 est.", "server_edit −1,200"]
+    assert "context actions" not in tables.for_display(tables.turns_df([rec(1)])).columns  # none: not shown
 
 
 def test_plot_is_small_valid_svg() -> None:

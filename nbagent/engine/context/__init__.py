@@ -1,7 +1,8 @@
 """Cline's context manager (``shared/spec/context-manager.md``): what the model sees on the next request.
 
 The parts: ``window`` (sizes and ranges), ``updates`` (stored, timestamped edits of messages),
-``request`` (building a request), ``file_reads`` (de-duplicating superseded file reads),
+``request`` (building a request), ``as_sent`` (what a request built now sends of each history
+message, for the views), ``file_reads`` (de-duplicating superseded file reads),
 ``file_state`` (what a file looked like when the model last read it) and ``manager``
 (:class:`ContextManager`, the per-session face of the above).
 """

@@ -110,7 +110,7 @@ def build_request(
             position = sent_position(index, deleted_range)
             pre[position] = edited_message(source[index], index, updates, memo)
     if start_from > 2 and len(pre) > 2:
-        pre[2] = _stripped(pre[2], memo)
+        pre[2] = without_tool_results(pre[2], memo)
     if memo is None:
         return _ensure(pre, None)
     resume = _resume_point(pre, 0)
@@ -245,8 +245,9 @@ def replace_block_text(block: ContentBlock, text: str) -> ContentBlock | None:
 # -- tool pairing --------------------------------------------------------------------------------
 
 
-def _stripped(message: Message, memo: RequestMemo | None) -> Message:
-    """The first kept message without tool results (their tool calls were hidden)."""
+def without_tool_results(message: Message, memo: RequestMemo | None) -> Message:
+    """The first kept message without tool results (their tool calls were hidden); public for
+    :mod:`.as_sent`."""
     content = message.get("content")
     if message.get("role") != "user" or not isinstance(content, list):
         return message

@@ -43,6 +43,8 @@ from ..contracts.events import (
     RetryScheduled,
     StreamInterrupted,
     TextDelta,
+    ThinkingDelta,
+    ToolUseDelta,
 )
 from ..contracts.json_types import JSONObject
 from ..contracts.messages import Message
@@ -238,6 +240,7 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
         stream = redacted_stream(stream, sanitizer)
     armed, next_chunk = run.guard.armed(), stream.__anext__  # looked up once, used per chunk
     partial: list[str] = []
+    generated: list[str] = []  # the thinking and tool input streamed too: billed, so counted on a stop
     complete: MessageComplete | None = None
     started: StreamStarted | None = None
     error: ApiError | None = None
@@ -256,6 +259,10 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
                 started = chunk
             else:
                 got_first = True
+                if isinstance(chunk, ToolUseDelta):
+                    generated.append(chunk.partial_json)
+                elif isinstance(chunk, ThinkingDelta):
+                    generated.append(chunk.text)
                 yield chunk
             with armed:  # checks for an abort first, also one pressed during the yield
                 try:
@@ -266,13 +273,13 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
             raise ApiError(ErrorKind.UNKNOWN, "the stream ended without a complete message")
     except (asyncio.CancelledError, GeneratorExit, Aborted):
         if started is not None and complete is None:  # ■ after the answer began: the API billed it
-            bill_interrupted(run, request.model, started.usage, "".join(partial))
+            bill_interrupted(run, request.model, started.usage, "".join(partial + generated))
         raise
     except Exception as exc:  # noqa: BLE001 - providers raise ApiError; anything else is unknown
         if complete is None:
             error = redacted_error(as_api_error(exc), sanitizer)
             if started is not None:  # a drop or an error mid-answer: billed as a ■ is, then retried
-                bill_interrupted(run, request.model, started.usage, "".join(partial))
+                bill_interrupted(run, request.model, started.usage, "".join(partial + generated))
     finally:
         await _aclose(stream)
     # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,
@@ -283,8 +290,9 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
 def bill_interrupted(run: RequestRun, model: str, started: Usage, text: str) -> None:
     """Keep as spent what a request stopped after its answer began (■, a dropped connection, an
     error event mid-answer: each retried, each billed) was billed for at least: its
-    input as ``message_start`` reported it, and the text streamed so far counted as output (tool
-    input and thinking are not counted: a lower bound). Its answer never enters the history, so
+    input as ``message_start`` reported it, and what streamed so far (text, a tool call's input,
+    thinking) counted as output: a lower bound still, since a model whose thinking streams as a
+    summary or not at all was billed for all of it. Its answer never enters the history, so
     no record holds it; the session keeps it with the money rollbacks took out of its records."""
     output = count_text_tokens(text) if text else 0
     usage = dataclasses.replace(started, output_tokens=max(started.output_tokens, output))

@@ -139,7 +139,8 @@ def _fields_ok(record: JSONObject) -> bool:
         and (provider is None or isinstance(provider, str))
 
 
-_COUNTS = ("requests", "input_tokens", "output_tokens", "context_window")  # an older record has no window
+# An older record has no window and no cache counts: they read as unknown, never 0.
+_COUNTS = ("requests", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens", "context_window")
 
 
 def _summary(summary: JSONObject) -> JSONObject:

@@ -35,6 +35,9 @@ def turn_summary(agent: Agent) -> JSONObject:
     known = [c for c in costs if c is not None]
     return {"model": agent.config.model, "requests": len(records),
             "input_tokens": sum(r.usage.input_tokens for r in records),
+            # The prompt's cached part: "input" alone read 0 for a turn that sent thousands of tokens.
+            "cache_write_tokens": sum(r.usage.cache_creation_input_tokens for r in records),
+            "cache_read_tokens": sum(r.usage.cache_read_input_tokens for r in records),
             "output_tokens": sum(r.usage.output_tokens for r in records),
             "cost_usd": None if len(known) < len(costs) else round(sum(known), 6),
             "context_window": int(agent.context_window)}

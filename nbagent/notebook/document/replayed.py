@@ -289,7 +289,8 @@ def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
     import pandas as pd
 
     rows = [{"turn": c.turn, "model": c.summary.get("model"), "requests": c.summary.get("requests"),
-             "input tokens": c.summary.get("input_tokens"), "output tokens": c.summary.get("output_tokens"),
+             "input tokens": c.summary.get("input_tokens"), "cache write": c.summary.get("cache_write_tokens"),
+             "cache read": c.summary.get("cache_read_tokens"), "output tokens": c.summary.get("output_tokens"),
              "cost (recorded)": _money(c.summary.get("cost_usd")), "signed by you": c.mine}
             for c in magics.document.from_notebook]
     return pd.DataFrame(rows)

@@ -14,7 +14,7 @@ from nbagent.engine.contracts.events import Event, TextDelta
 from nbagent.engine.state.session import Session
 from nbagent.engine.state.totals import Spent
 from nbagent.providers.anthropic import simulated_provider
-from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply
+from nbagent.providers.simulated import Fault, SimulatedAPI, text_reply, tool_reply
 from tests.engine.loop.test_query_support import done_of
 
 LONG = " ".join(f"w{i}" for i in range(600))
@@ -123,3 +123,26 @@ def test_the_spend_of_a_stopped_request_is_its_reported_input_and_the_text_it_st
         warnings.simplefilter("ignore")
         unpriced = Spent.unfinished(billed, "claude-sonnet-9-unknown", None)  # budgets: its family's dearest price
     assert unpriced.cost_usd == 0 and unpriced.unpriced_requests == 1 and unpriced.budget_usd > 0
+
+
+async def test_a_request_stopped_while_the_model_wrote_a_tool_calls_input_bills_what_it_wrote(tmp_path: Path) -> None:
+    """■ while the model streamed a long python call: the API billed every token of its input so far,
+    but only the text before it was counted (a few tokens), so "spent" read as if the code were free."""
+    from nbagent.engine.api_facts.tokens import count_text_tokens
+    from nbagent.engine.contracts.events import ToolUseDelta
+
+    code = "\n".join(f"total_{i} = sales['revenue'].sum() * {i}" for i in range(200))
+    api = SimulatedAPI([tool_reply("python", {"code": code}, text="I will run it.")], tokens_per_second=20_000)
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False)
+    streamed: list[str] = []
+    async for event in agent.run("compute the totals"):
+        if isinstance(event, ToolUseDelta):
+            streamed.append(event.partial_json)
+            if len("".join(streamed)) > len(code) // 2:
+                agent.abort()
+    assert len("".join(streamed)) > len(code) // 2  # the stop came halfway through the call's input
+    written = count_text_tokens("".join(streamed))
+    # spent tokens = the input message_start reported + the output counted: the call's input is in it
+    # (was: the input and the few tokens of "I will run it.", 996 of 1,600 here).
+    assert agent.session.spent.tokens > written > 500
+    agent.close()

@@ -230,6 +230,24 @@ def test_after_a_replay_from_the_notebook_status_and_history_describe_it(lab, tm
     assert "cost (recorded)" in table and "signed by you" in table
 
 
+def test_the_replayed_history_shows_the_prompts_cached_tokens_not_an_input_of_zero(lab, tmp_path):
+    """The simulated API (as the real one with caching) reports most of a prompt as cache tokens: the
+    replayed turn's row said "input tokens 0" and nothing else of what the turn sent."""
+    lab.run()
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    lab.run()
+    lab.executing = None
+    history = replayed.notebook_history(magics_mod.active_magics())
+    row = history.iloc[0]
+    assert row["input tokens"] + row["cache write"] + row["cache read"] > 1_000  # what the turn sent
+    assert row["cache write"] > 0
+
+    summary = dict(lab.record()["summary"])
+    del summary["cache_write_tokens"]  # a record made before the cache counts: unknown, never 0
+    assert "cache_write_tokens" not in embedded._summary(summary) and embedded._summary(summary)["requests"] >= 1
+
+
 def test_a_cell_run_again_replays_its_latest_answer_not_the_one_it_replaced(lab, tmp_path):
     lab.front.cells.append({"cell_type": "code", "id": "c-next", "source": "%%agent\nwhat is 6 * 7? use python",
                             "metadata": {}, "outputs": [], "execution_count": None})
