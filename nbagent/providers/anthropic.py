@@ -264,6 +264,19 @@ def _aws_sdk_imported(signs: bool) -> None:
                 return
 
 
+_AUTH_HEADERS = ("Authorization", "X-Api-Key")
+
+
+def _without_sdk_credentials(endpoint: Endpoint, common: dict[str, Any]) -> dict[str, Any]:
+    """The client's arguments for an endpoint that names no key (a project file's profile for a host
+    of its own): an explicit empty key, so the SDK reads none from the environment or its profiles
+    (``ANTHROPIC_API_KEY`` went to whatever host the file named and you trusted), and no auth header
+    for it, but the profile's own headers."""
+    named = {name.lower() for name in endpoint.headers}
+    omitted = {name: anthropic.Omit() for name in _AUTH_HEADERS if name.lower() not in named}
+    return {**common, "api_key": "", "default_headers": {**omitted, **dict(endpoint.headers)}}
+
+
 def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
                       http_client: Callable[[], httpx2.AsyncClient] | None = None) -> AnthropicProvider:
     """A provider for ``endpoint`` (its base URL, key or bearer token, headers and timeout; for
@@ -282,6 +295,8 @@ def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
             return anthropic.AsyncAnthropicVertex(  # type: ignore[return-value]
                 region=str(endpoint.region), project_id=str(endpoint.project_id), access_token=endpoint.auth_token,
                 **common)
+        if endpoint.named_credentials_only and not (endpoint.api_key or endpoint.auth_token):
+            return anthropic.AsyncAnthropic(**_without_sdk_credentials(endpoint, common))
         return anthropic.AsyncAnthropic(api_key=endpoint.api_key, auth_token=endpoint.auth_token, **common)
 
     provider = AnthropicProvider(new_client, name=endpoint.name)
