@@ -18,7 +18,7 @@ CLASS_GW = "http://class-gw.test:4000"
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # trust is remembered there, never in ~
 
@@ -47,6 +47,24 @@ async def test_a_project_profile_for_a_host_of_its_own_never_gets_your_anthropic
     fake = await _ask(resolve_endpoint("lab", repo), tmp_path)
     assert fake.requests and _sent_credentials(fake) == []
     assert fake.requests[0].headers["x-course"] == "intro"
+
+
+async def test_a_project_profile_for_a_host_of_its_own_never_gets_your_custom_headers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ANTHROPIC_CUSTOM_HEADERS`` (the SDK adds it to every request) may hold your gateway's key."""
+    from nbagent.providers.endpoint_trust import trust_host
+
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", f"X-Gw-Key: {TOKEN}\nX-Course: yours")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-yours")
+    monkeypatch.setenv("NBAGENT_CLASS_KEY", "class-key-1")
+    trust_host(CLASS_GW)
+    repo = _project(tmp_path, {"lab": {"base_url": CLASS_GW, "auth_token_env": "NBAGENT_CLASS_KEY",
+                                       "headers": {"X-Course": "intro"}}}, user={"mine": {"base_url": URL}})
+    (request,) = (await _ask(resolve_endpoint("lab", repo), tmp_path)).requests
+    assert "x-gw-key" not in request.headers and request.headers["x-course"] == "intro"
+    assert request.headers["authorization"] == "Bearer class-key-1"
+    (request,) = (await _ask(resolve_endpoint("mine", repo), tmp_path)).requests
+    assert request.headers["x-gw-key"] == TOKEN  # your own profile: as the SDK sends it
 
 
 async def test_a_project_profiles_own_key_and_your_own_keyless_profile_still_authenticate(
