@@ -136,3 +136,22 @@ def test_a_key_or_password_named_by_the_notebooks_rule_is_kept_from_the_child_an
     assert not set(named) & set(copied) and set(plain) <= set(copied)
     assert set(named.values()) <= set(credential_env_values())
     assert not set(plain.values()) & set(credential_env_values())
+
+
+def test_a_gateway_key_kept_in_the_sdks_custom_headers_is_kept_from_the_child_and_redacted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ANTHROPIC_CUSTOM_HEADERS`` (headers the SDK adds to every request) is where a gateway's key is
+    often kept; its name is no credential's, so the shell tool's ``env`` or a cell's ``print(os.environ)``
+    sent the key to the model (attacker pass 24)."""
+    from nbagent.engine.credentials.env_secrets import credential_env_values
+
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "x-portkey-api-key: pk9f3a7c2e1b8d4f6a0c5e\n"
+                                                   "Helicone-Auth: Bearer sk-helicone-7d2f9a1c\nanthropic-beta: x-1")
+    found = set(credential_env_values())
+    assert {"pk9f3a7c2e1b8d4f6a0c5e", "Bearer sk-helicone-7d2f9a1c", "sk-helicone-7d2f9a1c"} <= found
+    assert "x-1" not in found
+    text = "ANTHROPIC_CUSTOM_HEADERS=x-portkey-api-key: pk9f3a7c2e1b8d4f6a0c5e\nHelicone-Auth: Bearer sk-helicone-7d2f9a1c"
+    assert "pk9f3a" not in Sanitizer(tuple(found)).redact(text) and "7d2f9a1c" not in Sanitizer(tuple(found)).redact(text)
+    assert "ANTHROPIC_CUSTOM_HEADERS" not in dict(ChildEnvironment([], []))
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "anthropic-beta: x-1")  # no credential: the tool keeps it
+    assert "ANTHROPIC_CUSTOM_HEADERS" in dict(ChildEnvironment([], []))
