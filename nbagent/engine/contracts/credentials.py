@@ -30,8 +30,10 @@ _SECRET_DIRS = {
     ".dbt": "holds database profiles (passwords)", ".oci": "holds Oracle Cloud keys",
     ".databricks": "holds Databricks tokens",
 }
-# Folders under ``.config`` that hold tokens (gcloud, the GitHub CLI, git's own credentials).
-_CONFIG_SECRET_DIRS = {"gcloud", "gh", "hub", "git", "containers", "rclone", "pypoetry", "ngrok", "gspread", "snowflake"}
+# Folders under ``.config`` that hold tokens (gcloud, the GitHub CLI, git's own credentials; the
+# Anthropic SDK's login, the OAuth tokens of the account nbagent's own requests use).
+_CONFIG_SECRET_DIRS = {"gcloud", "gh", "hub", "git", "containers", "rclone", "pypoetry", "ngrok", "gspread", "snowflake",
+                       "anthropic"}
 _SECRET_NAMES = {
     ".netrc", "_netrc", ".pgpass", ".my.cnf", ".git-credentials", ".gitconfig", ".pypirc", ".npmrc",
     ".envrc", "credentials", "credentials.json", "credentials.toml", "notebook_secret",
@@ -65,6 +67,8 @@ def _secret_roots() -> list[tuple[Path, str]]:
     roots = [(str(home / NBAGENT_DIR), "configures nbagent (endpoint tokens)")]
     if key := os.environ.get("NBAGENT_REPLAY_KEY_FILE"):
         roots.append((key, "is nbagent's signing key"))
+    if sdk := os.environ.get("ANTHROPIC_CONFIG_DIR"):  # the SDK's login, moved (its credentials/ are tokens)
+        roots.append((sdk, "is the Anthropic SDK's configuration (its login tokens)"))
     try:
         from jupyter_core import paths
     except ImportError:  # without Jupyter there is no Jupyter secret to protect
