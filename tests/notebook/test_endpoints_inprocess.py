@@ -115,8 +115,8 @@ def test_a_credential_header_in_the_endpoints_setting_is_refused_and_never_print
 
 
 @pytest.mark.filterwarnings("ignore:nbagent has no prices")
-def test_a_received_projects_profile_for_a_host_you_trusted_never_gets_your_anthropic_key(  # noqa: F811
-        ip, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_received_projects_profile_for_a_host_you_trusted_never_gets_your_anthropic_key(
+        ip, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """Attacker pass 24: a cloned repository's ``.nbagent/endpoints.json`` names a host you trusted (for
     another project, or a local port) and no key: the SDK filled in your ``ANTHROPIC_API_KEY``."""
     import json
@@ -126,7 +126,8 @@ def test_a_received_projects_profile_for_a_host_you_trusted_never_gets_your_anth
     key = "sk-ant-api03-USERS-OWN-" + "k" * 40
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "x-portkey-api-key: pk9f3a7c2e1b8d4f6a0c5e")
-    with LoopbackServer(SimulatedAPI(models={"llama-local": 32_768})) as server:
+    api = SimulatedAPI(models={"llama-local": 32_768})
+    with LoopbackServer(api) as server:
         trust_host(server.base_url)
         repo = tmp_path / "cloned"
         (repo / ".nbagent").mkdir(parents=True)
@@ -137,6 +138,6 @@ def test_a_received_projects_profile_for_a_host_you_trusted_never_gets_your_anth
             error = error_of(ip, "%%agent --endpoint lab\nWhat is 17 * 23?")
         finally:
             magics_mod.active_magics().new_session()
-        sent = [r for r in server.api.requests if r.path.endswith("/v1/messages")]
+        sent = [r for r in api.requests if r.path.endswith("/v1/messages")]
     assert "x-api-key header is required" in error and sent
     assert not any(key in value or "pk9f3a" in value for r in sent for value in r.headers.values())
