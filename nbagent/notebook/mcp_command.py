@@ -22,11 +22,22 @@ SHOWN_FIELDS = ("type", "command", "args", "cwd", "url", "disabled")
 _LITERAL = "…"
 
 
+def _shown_env(name: str, value: object) -> object:
+    """An ``env`` value as the trust view shows it: whole, unless its variable is named like a
+    credential (then as :func:`_masked`). An environment decides what the command runs: a received
+    file's ``"PATH": "./.tools:/usr/bin"`` made ``uvx mcp-server-fetch`` start the repository's own
+    ``./.tools/uvx`` (``PYTHONPATH``, ``NODE_OPTIONS=--require …``, ``LD_PRELOAD`` likewise), and the
+    view showed ``"PATH": "…"`` (attacker pass 24). A key written out is still redacted when printed."""
+    from ..tools.mcp.config import credential_named
+
+    return _masked(value) if credential_named(name) else value
+
+
 def _masked(value: object) -> object:
-    """An ``env`` or ``headers`` value as the trust view shows it: each ``${VAR}`` it reads kept (a
-    received file's ``"X-Lang": "${GITHUB_TOKEN}"`` sends that token to the file's URL, which the
-    user must see before trusting it), the literal text around it (and a default) shown as ``…``
-    (the user's own file may hold a token written out; the output is saved in the notebook)."""
+    """A header's (or a credential-named ``env``) value as the trust view shows it: each ``${VAR}`` it
+    reads kept (a received file's ``"X-Lang": "${GITHUB_TOKEN}"`` sends that token to the file's URL,
+    which the user must see before trusting it), the literal text around it (and a default) shown as
+    ``…`` (the user's own file may hold a token written out; the output is saved in the notebook)."""
     from ..tools.mcp.config import VAR_REFERENCE
 
     if not isinstance(value, str):
@@ -63,9 +74,10 @@ def _entries_of(raw: bytes | None, path: Path) -> list[str]:
     lines = []
     for name, entry in servers.items():
         shown = {k: entry[k] for k in SHOWN_FIELDS if k in entry} if isinstance(entry, dict) else entry
-        for hidden in ("env", "headers"):
-            if isinstance(entry, dict) and isinstance(entry.get(hidden), dict):
-                shown[hidden] = {k: _masked(v) for k, v in sorted(entry[hidden].items())}  # type: ignore[index]
+        if isinstance(entry, dict) and isinstance(entry.get("env"), dict):
+            shown["env"] = {k: _shown_env(str(k), v) for k, v in sorted(entry["env"].items())}  # type: ignore[index]
+        if isinstance(entry, dict) and isinstance(entry.get("headers"), dict):
+            shown["headers"] = {k: _masked(v) for k, v in sorted(entry["headers"].items())}  # type: ignore[index]
         lines.append(f"  {json.dumps(name)}: {json.dumps(shown)}")
     return lines or ["  (no servers)"]
 
