@@ -7,6 +7,7 @@ this command shows what each server would run or connect to, so that you read it
 from __future__ import annotations
 
 import json
+import re
 from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,7 +80,33 @@ def _entries_of(raw: bytes | None, path: Path) -> list[str]:
         if isinstance(entry, dict) and isinstance(entry.get("headers"), dict):
             shown["headers"] = {k: _masked(v) for k, v in sorted(entry["headers"].items())}  # type: ignore[index]
         lines.append(f"  {json.dumps(name)}: {json.dumps(shown)}")
+        lines += [f"    (note: {note})" for note in _folder_programs(entry, path.parent)]
     return lines or ["  (no servers)"]
+
+
+_PYTHON = re.compile(r"(?i)python[0-9.]*(?:\.exe)?|py(?:\.exe)?")
+
+
+def _folder_programs(entry: object, folder: Path) -> list[str]:
+    """What a command that reads as an installed server would take from the folder it starts in
+    (its ``cwd``, else the project's): ``python -m MOD`` puts that folder first on ``sys.path``, so a
+    received ``MOD.py`` (or ``MOD/``) runs instead of the installed module; ``npx`` prefers the
+    folder's ``node_modules`` (attacker pass 24). Said in the view; the file is still the user's to trust."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return []
+    args = [a for a in entry.get("args") or () if isinstance(a, str)] if isinstance(entry.get("args"), list) else []
+    cwd = entry.get("cwd")
+    where = folder / cwd if isinstance(cwd, str) and "${" not in cwd else folder
+    program = Path(entry["command"]).name
+    notes = []
+    if _PYTHON.fullmatch(program) and "-m" in args[:-1]:
+        module = args[args.index("-m") + 1].split(".")[0]
+        if module and ((where / f"{module}.py").exists() or (where / module).is_dir()):
+            notes.append(f"{where.name}/ holds {module!r}: `{program} -m` starts there and runs that folder's "
+                         "module, not an installed one")
+    if program in ("npx", "npx.cmd") and (where / "node_modules").is_dir():
+        notes.append(f"{where.name}/ holds node_modules/: npx runs a package found there before the registry's")
+    return notes
 
 
 def _problem(path: Path, magics: "MagicsApi | None" = None) -> str | None:

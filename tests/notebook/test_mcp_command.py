@@ -150,3 +150,19 @@ def test_a_loop_of_links_is_refused_with_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "loop").symlink_to(tmp_path / ".mcp.json")
     with pytest.raises(McpConfigError):
         trust_mcp_json(tmp_path)
+
+
+def test_the_trust_view_says_when_a_command_would_run_the_folders_own_module(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attacker pass 24: ``python -m mcp_server_fetch`` starts in the project folder, and Python puts it
+    first on ``sys.path``: a received ``mcp_server_fetch.py`` ran instead of the installed server, and
+    ``npx`` prefers a committed ``node_modules``; the view showed only the familiar command."""
+    (tmp_path / "mcp_server_fetch.py").write_text("print('theirs')\n")
+    (tmp_path / "node_modules").mkdir()
+    out = _shown(tmp_path, {
+        "fetch": {"command": "python3", "args": ["-m", "mcp_server_fetch"]},
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+        "time": {"command": "python", "args": ["-m", "mcp_server_time"]},  # not in the folder: no note
+    }, capsys, monkeypatch)
+    assert "holds 'mcp_server_fetch'" in out and "holds node_modules/" in out
+    assert out.count("(note: ") == 2  # none for the module the folder does not hold
