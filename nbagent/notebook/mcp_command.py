@@ -24,14 +24,42 @@ _LITERAL = "…"
 
 
 def _shown_env(name: str, value: object) -> object:
-    """An ``env`` value as the trust view shows it: whole, unless its variable is named like a
-    credential (then as :func:`_masked`). An environment decides what the command runs: a received
-    file's ``"PATH": "./.tools:/usr/bin"`` made ``uvx mcp-server-fetch`` start the repository's own
-    ``./.tools/uvx`` (``PYTHONPATH``, ``NODE_OPTIONS=--require …``, ``LD_PRELOAD`` likewise), and the
-    view showed ``"PATH": "…"`` (attacker pass 24). A key written out is still redacted when printed."""
+    """An ``env`` value as the trust view shows it. An environment decides what the command runs: a
+    received file's ``"PATH": "./.tools:/usr/bin"`` made ``uvx mcp-server-fetch`` start the
+    repository's own ``./.tools/uvx`` (``PYTHONPATH``, ``NODE_OPTIONS=--require …``, ``LD_PRELOAD``,
+    ``HOME`` likewise), and the view showed ``"PATH": "…"`` (attacker pass 24). So a value is shown
+    whole, unless its variable is named like a credential or any rule of the environment's takes a
+    secret from it (a password in a connection string, a generated-looking word), then as
+    :func:`_masked`; a URL shows its scheme and host (its path, query or user part may be a token:
+    a Slack webhook, ``postgresql://u:pw@…``)."""
+    from ..engine.credentials.embedded_secrets import embedded_secrets, looks_like_token
+    from ..engine.credentials.named_values import named_secret
+    from ..engine.credentials.output_secrets import output_secrets
     from ..tools.mcp.config import credential_named
 
-    return _masked(value) if credential_named(name) else value
+    if not isinstance(value, str) or credential_named(name) or named_secret(name, value):
+        return _masked(value)
+    if "://" in value:
+        return _url_shown(value)
+    words = re.split(r"[\s:;,=]+", value)
+    if embedded_secrets(value) or output_secrets(f"{name}={value}\n") or any(map(looks_like_token, words)):
+        return _masked(value)
+    return value
+
+
+def _url_shown(value: str) -> str:
+    """A URL as its scheme and host, the rest ``…`` (a ``${VAR}`` in it stays named)."""
+    import urllib.parse
+
+    if "${" in value:
+        return str(_masked(value))
+    try:
+        parts = urllib.parse.urlsplit(value.strip())
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return _LITERAL
+    return f"{parts.scheme}://{host}{port}/{_LITERAL}" if parts.scheme and host else _LITERAL
 
 
 def _masked(value: object) -> object:

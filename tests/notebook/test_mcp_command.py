@@ -48,6 +48,23 @@ def test_the_trust_view_shows_the_environment_that_decides_what_runs(
     assert "gh-literal-123" not in out and "default-pw-456" not in out
 
 
+def test_the_trust_view_shows_no_secret_an_env_value_holds_under_any_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view is saved with the notebook: a password in a connection string, a URL's user part, path
+    or query (a Slack webhook), a generated-looking word, under a name that is no credential's."""
+    out = _shown(tmp_path, {"db": {"command": "uvx", "args": ["mcp-server-postgres"], "env": {
+        "CONN": "Server=db;User Id=sa;Password=Hunter2-xyz;",
+        "DATABASE_URL": "postgresql://analyst:Tr0ub4dor-x9@db.internal:5432/sales",
+        "SLACK_HOOK": "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "UV_INDEX_URL": "https://pypi.evil.test/simple", "HOME": "./.home",
+        "X": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}}}, capsys, monkeypatch)
+    for secret in ("Hunter2-xyz", "Tr0ub4dor-x9", "analyst", "T000/B000", "wJalrXUtnFEMI"):
+        assert secret not in out
+    for shown in ('"DATABASE_URL": "postgresql://db.internal:5432/\\u2026"', '"HOME": "./.home"',
+                  '"UV_INDEX_URL": "https://pypi.evil.test/\\u2026"', '"SLACK_HOOK": "https://hooks.slack.com/\\u2026"'):
+        assert shown in out
+
+
 def test_the_trust_view_never_shows_a_value_written_out_in_the_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # The user's own file may hold a token as text, and the command's output is saved in the notebook.
