@@ -15,71 +15,13 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from .mcp_env_view import masked, shown_env
+
 if TYPE_CHECKING:
     from .magics_api import MagicsApi
 
 SHOWN_FIELDS = ("type", "command", "args", "cwd", "url", "disabled")
-"""What each server is shown with whole. ``env`` and ``headers`` are shown by :func:`_masked`."""
-_LITERAL = "…"
-
-
-def _shown_env(name: str, value: object) -> object:
-    """An ``env`` value as the trust view shows it. An environment decides what the command runs: a
-    received file's ``"PATH": "./.tools:/usr/bin"`` made ``uvx mcp-server-fetch`` start the
-    repository's own ``./.tools/uvx`` (``PYTHONPATH``, ``NODE_OPTIONS=--require …``, ``LD_PRELOAD``,
-    ``HOME`` likewise), and the view showed ``"PATH": "…"`` (attacker pass 24). So a value is shown
-    whole, unless its variable is named like a credential or any rule of the environment's takes a
-    secret from it (a password in a connection string, a generated-looking word), then as
-    :func:`_masked`; a URL shows its scheme and host (its path, query or user part may be a token:
-    a Slack webhook, ``postgresql://u:pw@…``)."""
-    from ..engine.credentials.embedded_secrets import embedded_secrets, looks_like_token
-    from ..engine.credentials.named_values import named_secret
-    from ..engine.credentials.output_secrets import output_secrets
-    from ..tools.mcp.config import credential_named
-
-    if not isinstance(value, str) or credential_named(name) or named_secret(name, value):
-        return _masked(value)
-    if "://" in value:
-        return _url_shown(value)
-    words = re.split(r"[\s:;,=]+", value)
-    if embedded_secrets(value) or output_secrets(f"{name}={value}\n") or any(map(looks_like_token, words)):
-        return _masked(value)
-    return value
-
-
-def _url_shown(value: str) -> str:
-    """A URL as its scheme and host, the rest ``…`` (a ``${VAR}`` in it stays named)."""
-    import urllib.parse
-
-    if "${" in value:
-        return str(_masked(value))
-    try:
-        parts = urllib.parse.urlsplit(value.strip())
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return _LITERAL
-    return f"{parts.scheme}://{host}{port}/{_LITERAL}" if parts.scheme and host else _LITERAL
-
-
-def _masked(value: object) -> object:
-    """A header's (or a credential-named ``env``) value as the trust view shows it: each ``${VAR}`` it
-    reads kept (a received file's ``"X-Lang": "${GITHUB_TOKEN}"`` sends that token to the file's URL,
-    which the user must see before trusting it), the literal text around it (and a default) shown as
-    ``…`` (the user's own file may hold a token written out; the output is saved in the notebook)."""
-    from ..tools.mcp.config import VAR_REFERENCE
-
-    if not isinstance(value, str):
-        return value  # refused when parsed; shown as it is
-    parts, end = [], 0
-    for match in VAR_REFERENCE.finditer(value):
-        if match.start() > end:
-            parts.append(_LITERAL)
-        parts.append("${" + match.group(1) + (":-" + _LITERAL if match.group(2) is not None else "") + "}")
-        end = match.end()
-    if end < len(value):
-        parts.append(_LITERAL)
-    return "".join(parts)
+"""What each server is shown with whole. ``env`` and ``headers`` are shown by :func:`~.mcp_env_view.shown_env`."""
 
 
 def _entries(path: Path) -> list[str]:
@@ -92,7 +34,7 @@ def _entries(path: Path) -> list[str]:
 
 def _entries_of(raw: bytes | None, path: Path) -> list[str]:
     """One line per server, as the file writes it (``${VAR}`` not expanded; ``env`` and ``headers``
-    with the variables their values read, :func:`_masked`), escaped to ASCII so that no character
+    with the variables their values read, :func:`~.mcp_env_view.masked`), escaped to ASCII so that no character
     the page would hide (a right-to-left mark, a form feed) goes unseen; or what is wrong with it."""
     from ..tools.mcp.config import McpConfigError, mcp_servers_object
 
@@ -104,9 +46,9 @@ def _entries_of(raw: bytes | None, path: Path) -> list[str]:
     for name, entry in servers.items():
         shown = {k: entry[k] for k in SHOWN_FIELDS if k in entry} if isinstance(entry, dict) else entry
         if isinstance(entry, dict) and isinstance(entry.get("env"), dict):
-            shown["env"] = {k: _shown_env(str(k), v) for k, v in sorted(entry["env"].items())}  # type: ignore[index]
+            shown["env"] = {k: shown_env(str(k), v) for k, v in sorted(entry["env"].items())}  # type: ignore[index]
         if isinstance(entry, dict) and isinstance(entry.get("headers"), dict):
-            shown["headers"] = {k: _masked(v) for k, v in sorted(entry["headers"].items())}  # type: ignore[index]
+            shown["headers"] = {k: masked(v) for k, v in sorted(entry["headers"].items())}  # type: ignore[index]
         lines.append(f"  {json.dumps(name)}: {json.dumps(shown)}")
         lines += [f"    (note: {note})" for note in _folder_programs(entry, path.parent)]
     return lines or ["  (no servers)"]

@@ -65,6 +65,37 @@ def test_the_trust_view_shows_no_secret_an_env_value_holds_under_any_name(
         assert shown in out
 
 
+
+def test_a_decoy_piece_does_not_hide_the_rest_of_an_env_value(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of pass 24: a value holding one secret-looking piece was shown whole as ``…``, so a
+    received file added a URL or a generated-looking word to ``PATH`` and its ``./.tools`` in front
+    was hidden again. Only that piece is ``…`` now."""
+    out = _shown(tmp_path, {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"], "env": {
+        "PATH": "./.tools:/usr/bin:http://decoy.test", "PYTHONPATH": "./.lib:a8F3kL9qZ2xW7vB1nM4pQ",
+        "NODE_OPTIONS": "--require ./.cache/x.js --title=https://a.test"}}}, capsys, monkeypatch)
+    for shown in ('"PATH": "./.tools:/usr/bin:http://decoy.test/\\u2026"', '"PYTHONPATH": "./.lib:\\u2026"',
+                  '"NODE_OPTIONS": "--require ./.cache/x.js --title=https://a.test/\\u2026"'):
+        assert shown in out
+    assert "a8F3kL9qZ2xW7vB1nM4pQ" not in out
+
+
+def test_the_trust_view_shows_no_password_written_without_a_scheme_or_under_a_password_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of pass 24: shown whole unless a rule took a secret from it, ``"SSHPASS"`` (what
+    ``sshpass -e`` reads), a proxy's ``bob:pw@host``, Oracle's ``scott/tiger@db``, a netrc line or a
+    ``--password`` argument printed the user's own password into the saved output."""
+    out = _shown(tmp_path, {"db": {"command": "uvx", "args": ["mcp-server-db"], "env": {
+        "SSHPASS": "hunter2pass-a", "API_SIG": "hunter2pass-b", "PROXY": "bob:hunter2pass-c@proxy.corp:3128",
+        "DSN": "scott/hunter2pass-d@db.corp:1521/orcl", "NETRC": "machine h login bob password hunter2pass-e",
+        "OPTS": "--user bob --password hunter2pass-f", "HOOK": "/services/T0ABCDEF1/B0ABCDEF2/q8s7d6f5g4h3j2k1l0zxcvbn",
+        "GIT_ASKPASS": "./.tools/askpass"}}}, capsys, monkeypatch)
+    assert "hunter2pass" not in out and "q8s7d6f5g4h3j2k1l0zxcvbn" not in out
+    for shown in ('"PROXY": "bob:\\u2026@proxy.corp:3128"', '"DSN": "scott/\\u2026@db.corp:1521/orcl"',
+                  '"OPTS": "--user bob --password \\u2026"', '"GIT_ASKPASS": "./.tools/askpass"'):
+        assert shown in out
+
+
 def test_the_trust_view_never_shows_a_value_written_out_in_the_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # The user's own file may hold a token as text, and the command's output is saved in the notebook.
