@@ -28,7 +28,14 @@ CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PAS
 SDK_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
 """``Name: Value`` lines the Anthropic SDK adds to every request: where a gateway's key is often kept
 (``x-portkey-api-key: …``, ``Helicone-Auth: Bearer …``), as Claude Code reads it too."""
-_CREDENTIAL_HEADER = re.compile(r"(?i)auth|key|token|secret|passw|cookie|session|signature")
+# By the words of a header's name, not within one (``x-keyword`` holds no key), and not a name
+# about one by its last word (``Helicone-Session-Id``/``-Name``/``-Path``, ``X-Token-Budget``: a
+# gateway's tracing headers, whose values, redacted, hid ordinary words and paths; review of pass 24).
+_CREDENTIAL_HEADER = re.compile(r"(?i)(?:.*[-_])?(?:x?api[-_]?key|key|(?:[a-z]+[-_]?)?auth(?:orization)?|(?:[a-z]+[-_]?)?token"
+                                r"|secret|passw(?:or)?d|pass|cookie|session|signature|sig|jwt|credentials?)(?:[-_].*)?")
+_ABOUT_HEADER = re.compile(r"(?i).+[-_](?:id|name|path|budget|limit|count|type|version|ttl|enabled|expiry|expires"
+                           r"|size|max|min|mode|tag|tags|url)")
+_AUTH_SCHEME = re.compile(r"(?i)bearer|basic|token|digest|key|apikey|hmac|negotiate|sso-key")
 
 
 def sdk_header_secrets(value: str | None) -> tuple[str, ...]:
@@ -39,10 +46,11 @@ def sdk_header_secrets(value: str | None) -> tuple[str, ...]:
     for line in (value or "").split("\n"):
         name, colon, header = line.partition(":")
         header = header.strip()
-        if colon and header and _CREDENTIAL_HEADER.search(name):
+        name = name.strip()
+        if colon and header and _CREDENTIAL_HEADER.fullmatch(name) and not _ABOUT_HEADER.fullmatch(name):
             found.append(header)
             scheme, blank, rest = header.partition(" ")
-            if blank and rest.strip() and scheme.isalpha():
+            if blank and rest.strip() and _AUTH_SCHEME.fullmatch(scheme):  # not "Course analysis"'s "analysis"
                 found.append(rest.strip())
     return tuple(found)
 
