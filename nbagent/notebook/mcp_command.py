@@ -55,6 +55,32 @@ def _entries_of(raw: bytes | None, path: Path) -> list[str]:
 
 
 _PYTHON = re.compile(r"(?i)python[0-9.]*(?:\.exe)?|py(?:\.exe)?")
+_IMPORTED = re.compile(r"(?:^|[;\n]|\s)(?:from|import)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _python_modules(args: list[str]) -> list[str]:
+    """The top-level modules a Python command line runs from the folder it starts in, if there:
+    ``-m MOD``, ``-mMOD`` and what ``-c CODE`` imports (both put that folder first on ``sys.path``;
+    ``-mMOD`` and ``-c`` went unnoted: review of pass 24)."""
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        if arg in ("-m", "-c") and i + 1 < len(args):
+            nxt = args[i + 1]
+            found += [nxt.split(".")[0]] if arg == "-m" else _IMPORTED.findall(nxt)
+        elif arg.startswith("-m") and len(arg) > 2:
+            found.append(arg[2:].split(".")[0])
+        elif not arg.startswith("-"):
+            break  # the script or module's own arguments follow
+    return [m for m in dict.fromkeys(found) if m]
+
+
+def _exists(path: Path, *, folder: bool = False) -> bool:
+    """Whether ``path`` is there (a folder, with ``folder``); a name the system refuses (too long, a
+    NUL in it: a received file's) is not, where ``%agent mcp`` failed with ``OSError`` (review of pass 24)."""
+    try:
+        return path.is_dir() if folder else path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _folder_programs(entry: object, folder: Path) -> list[str]:
@@ -69,12 +95,11 @@ def _folder_programs(entry: object, folder: Path) -> list[str]:
     where = folder / cwd if isinstance(cwd, str) and "${" not in cwd else folder
     program = Path(entry["command"]).name
     notes = []
-    if _PYTHON.fullmatch(program) and "-m" in args[:-1]:
-        module = args[args.index("-m") + 1].split(".")[0]
-        if module and ((where / f"{module}.py").exists() or (where / module).is_dir()):
-            notes.append(f"{where.name}/ holds {module!r}: `{program} -m` starts there and runs that folder's "
+    for module in _python_modules(args) if _PYTHON.fullmatch(program) else ():
+        if _exists(where / f"{module}.py") or _exists(where / module, folder=True):
+            notes.append(f"{where.name}/ holds {module!r}: `{program}` starts there and runs that folder's "
                          "module, not an installed one")
-    if program in ("npx", "npx.cmd") and (where / "node_modules").is_dir():
+    if program in ("npx", "npx.cmd") and _exists(where / "node_modules", folder=True):
         notes.append(f"{where.name}/ holds node_modules/: npx runs a package found there before the registry's")
     return notes
 

@@ -214,3 +214,19 @@ def test_the_trust_view_says_when_a_command_would_run_the_folders_own_module(
     }, capsys, monkeypatch)
     assert "holds 'mcp_server_fetch'" in out and "holds node_modules/" in out
     assert out.count("(note: ") == 2  # none for the module the folder does not hold
+
+
+def test_the_trust_view_notes_every_way_python_runs_the_folders_module_and_survives_odd_names(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of pass 24: ``-mMOD`` (one argument) and ``-c "from MOD import main"`` run the folder's
+    module too, unnoted; and a module name too long for the system made ``%agent mcp`` fail with
+    ``OSError`` instead of showing the file."""
+    (tmp_path / "mcp_server_fetch.py").write_text("print('theirs')\n")
+    out = _shown(tmp_path, {
+        "a": {"command": "python3", "args": ["-mmcp_server_fetch"]},
+        "b": {"command": "python", "args": ["-u", "-c", "from mcp_server_fetch import main; main()"]},
+        "c": {"command": "python", "args": ["-m", "x" * 300]},
+        "d": {"command": "python", "args": ["server.py", "-m", "mcp_server_fetch"]},  # the script's own arguments
+    }, capsys, monkeypatch)
+    assert '"c": {"command": "python"' in out
+    assert out.count("holds 'mcp_server_fetch'") == 2
