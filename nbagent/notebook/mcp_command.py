@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from .mcp_env_view import masked, shown_env
+from .mcp_env_view import masked, shown_args, shown_env, shown_in_place
 
 if TYPE_CHECKING:
     from .magics_api import MagicsApi
@@ -45,6 +45,9 @@ def _entries_of(raw: bytes | None, path: Path) -> list[str]:
     lines = []
     for name, entry in servers.items():
         shown = {k: entry[k] for k in SHOWN_FIELDS if k in entry} if isinstance(entry, dict) else entry
+        if isinstance(entry, dict):  # a token written out in an argument or the URL (the view is saved)
+            shown.update({k: f(entry[k]) for k, f in (("args", shown_args), ("url", _url_text))  # type: ignore[attr-defined]
+                          if k in entry})
         if isinstance(entry, dict) and isinstance(entry.get("env"), dict):
             shown["env"] = {k: shown_env(str(k), v) for k, v in sorted(entry["env"].items())}  # type: ignore[index]
         if isinstance(entry, dict) and isinstance(entry.get("headers"), dict):
@@ -52,6 +55,10 @@ def _entries_of(raw: bytes | None, path: Path) -> list[str]:
         lines.append(f"  {json.dumps(name)}: {json.dumps(shown)}")
         lines += [f"    (note: {note})" for note in _folder_programs(entry, path.parent)]
     return lines or ["  (no servers)"]
+
+
+def _url_text(url: object) -> object:
+    return shown_in_place(url) if isinstance(url, str) else url
 
 
 _PYTHON = re.compile(r"(?i)python[0-9.]*(?:\.exe)?|py(?:\.exe)?")

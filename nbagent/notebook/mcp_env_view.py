@@ -22,7 +22,11 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s;,\"']*")
 _USERINFO_PASSWORD = re.compile(r"(?<=[:/])[^\s:;,=/@'\"]+(?=@)")
 # A value written after a credential's word (``--password X``, a netrc's ``password X``, ``token=X``).
 _AFTER_CREDENTIAL_WORD = re.compile(
-    r"(?i)(?:pass(?:word|wd)?|pwd|secret|token|api[-_]?key|auth)[\"']?\s*[=:\s]\s*[\"']?([^\s;,\"'&]+)")
+    r"(?i)(?<![A-Za-z])(?:pass(?:word|wd)?|pwd|secret|token|api[-_]?key|auth)[\"']?\s*[=:\s]\s*[\"']?([^\s;,\"'&]+)")
+# A flag whose next argument is a credential (``--api-key X``, ``--password X``, ``-t``'s are not guessed).
+_CREDENTIAL_FLAG = re.compile(r"(?i)--?[a-z0-9-]*(?:password|passwd|pwd|token|secret|api-?key|auth|key)")
+# A query parameter named like a credential (``?token=…``, ``&api_key=…``, ``sig=…``).
+_CREDENTIAL_QUERY = re.compile(r"(?i)[?&][^=&#]*(?:token|key|secret|sig|passw|pwd|auth|code)[^=&#]*=([^&#\s]+)")
 _WORD = re.compile(r"[^\s:;,=@\"'()]+")
 # Names of a password or signature that the credential words miss (``sshpass`` reads ``SSHPASS``;
 # ``SMTP_PASS``, ``API_SIG``, ``SIGNATURE``, ``PRIVATE``, a ``PIN``); not ``GIT_ASKPASS``, a program.
@@ -85,6 +89,33 @@ def _unsecret(name: str, text: str) -> str:
     return text
 
 
+def shown_args(args: object) -> object:
+    """A server's ``args`` as the trust view shows them: each as written (they say what runs: a
+    ``git+https://…/owner/repo`` is shown whole), but a credential in one as ``…``: the argument after
+    ``--api-key`` / ``--password``, ``--token=…``, a URL's password or credential-named query value, a
+    key's shape (the user's own file printed them into the saved output; review of pass 24)."""
+    if not isinstance(args, list):
+        return args
+    shown: list[object] = []
+    for i, arg in enumerate(args):
+        after_flag = i > 0 and isinstance(args[i - 1], str) and _CREDENTIAL_FLAG.fullmatch(args[i - 1])
+        shown.append(arg if not isinstance(arg, str) else masked(arg) if after_flag else shown_in_place(arg))
+    return shown
+
+
+def shown_in_place(text: str) -> str:
+    """``text`` (an argument, a server's URL) with each credential in it as ``…``, the rest as written."""
+    from ..engine.credentials.embedded_secrets import embedded_secrets
+    from ..engine.credentials.key_shapes import KEY_SHAPES
+
+    found = {*embedded_secrets(text), *(m.group(0) for m in KEY_SHAPES.finditer(text))}
+    found.update(m.group(1) for m in _AFTER_CREDENTIAL_WORD.finditer(text))
+    found.update(m.group(1) for m in _CREDENTIAL_QUERY.finditer(text))
+    for secret in sorted((s for s in found if s), key=len, reverse=True):
+        text = text.replace(secret, LITERAL)
+    return text
+
+
 def _url_shown(value: str) -> str:
     """A URL as its scheme and host, the rest ``…`` (a ``${VAR}`` in it stays named)."""
     if "${" in value:
@@ -98,4 +129,4 @@ def _url_shown(value: str) -> str:
     return f"{parts.scheme}://{host}{port}/{LITERAL}" if parts.scheme and host else LITERAL
 
 
-__all__ = ["LITERAL", "masked", "shown_env"]
+__all__ = ["LITERAL", "masked", "shown_args", "shown_env", "shown_in_place"]

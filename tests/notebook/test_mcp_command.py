@@ -151,7 +151,8 @@ def test_a_key_written_out_in_the_file_is_not_printed(tmp_path: Path, capsys: py
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     out = _shown(tmp_path, {"docs": {"url": f"http://127.0.0.1:9/mcp?k={key}"},
                             "run": {"command": "python", "args": ["--key", key[:40]]}}, capsys, monkeypatch)
-    assert key not in out and key[:40] not in out and "[redacted]" in out
+    assert key not in out and key[:40] not in out
+    assert '"--key", "\\u2026"' in out and "mcp?k=\\u2026" in out  # the view's own masking (review of pass 24)
 
 
 def _linked(tmp_path: Path, target: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -230,3 +231,18 @@ def test_the_trust_view_notes_every_way_python_runs_the_folders_module_and_survi
     }, capsys, monkeypatch)
     assert '"c": {"command": "python"' in out
     assert out.count("holds 'mcp_server_fetch'") == 2
+
+
+def test_the_trust_view_shows_no_token_written_in_an_argument_or_the_url(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of pass 24: ``args`` and ``url`` were printed as written, into the saved output: a token
+    after ``--api-key``, in ``--token=…`` or in a URL's query went with them. What runs stays readable."""
+    out = _shown(tmp_path, {
+        "s": {"command": "uvx", "args": ["--from", "git+https://github.com/acme/mcp-x", "mcp-x", "--api-key",
+                                         "hunter2pass-a", "--token=hunter2pass-b", "--key-file", "./k.pem"]},
+        "h": {"type": "http", "url": "https://mcp.corp/mcp?tenant=acme&access_token=hunter2pass-c"},
+    }, capsys, monkeypatch)
+    assert "hunter2pass" not in out
+    for shown in ('"git+https://github.com/acme/mcp-x"', '"--api-key", "\\u2026"', '"--token=\\u2026"',
+                  '"--key-file", "./k.pem"', '"url": "https://mcp.corp/mcp?tenant=acme&access_token=\\u2026"'):
+        assert shown in out
