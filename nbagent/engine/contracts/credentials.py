@@ -59,6 +59,9 @@ _SECRET_PATTERNS = (
 _GIT_SECRETS = {"config", "config.worktree", "credentials"}  # a remote URL or http.extraheader with a token
 
 
+_TOKEN_FILE_ENV = ("ANTHROPIC_IDENTITY_TOKEN_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE")
+
+
 def _secret_roots() -> list[tuple[Path, str]]:
     """Folders that hold credentials as a whole: Jupyter's user data and runtime folders (server
     tokens, kernel keys, the notebook-trust secret, nbagent's signing key), Jupyter's and IPython's
@@ -69,6 +72,9 @@ def _secret_roots() -> list[tuple[Path, str]]:
         roots.append((key, "is nbagent's signing key"))
     if sdk := os.environ.get("ANTHROPIC_CONFIG_DIR"):  # the SDK's login, moved (its credentials/ are tokens)
         roots.append((sdk, "is the Anthropic SDK's configuration (its login tokens)"))
+    # The federation tokens the SDK (and AWS's) exchange for access, named by path: a JWT, which no key
+    # shape redacts, read unasked where the notebook's folder holds it (review of pass 24).
+    roots += [(token, f"is the token file {var} names") for var in _TOKEN_FILE_ENV if (token := os.environ.get(var))]
     try:
         from jupyter_core import paths
     except ImportError:  # without Jupyter there is no Jupyter secret to protect
