@@ -29,8 +29,10 @@ _CREDENTIAL_FLAG = re.compile(r"(?i)--?[a-z0-9-]*(?:password|passwd|pwd|token|se
 _CREDENTIAL_QUERY = re.compile(r"(?i)[?&][^=&#]*(?:token|key|secret|sig|passw|pwd|auth|code)[^=&#]*=([^&#\s]+)")
 _WORD = re.compile(r"[^\s:;,=@\"'()]+")
 # Names of a password or signature that the credential words miss (``sshpass`` reads ``SSHPASS``;
-# ``SMTP_PASS``, ``API_SIG``, ``SIGNATURE``, ``PRIVATE``, a ``PIN``); not ``GIT_ASKPASS``, a program.
-_SECRET_NAME = re.compile(r"(?i)(?:^|_)(?:SSH)?PASS(?:PHRASE)?(?:$|_)|(?:^|_)SIG(?:NATURE)?(?:$|_)|PRIVATE"
+# ``SMTP_PASS``, ``API_SIG``, ``SIGNATURE``, ``PRIVATE``, a ``PIN``); not ``GIT_ASKPASS``, a program, nor
+# ``PRIVATE_REGISTRY_URL``, which may say where a package comes from.
+_SECRET_NAME = re.compile(r"(?i)(?:^|_)(?:SSH)?PASS(?:PHRASE)?(?:$|_)|(?:^|_)SIG(?:NATURE)?(?:$|_)"
+                          r"|(?:^|_)PRIVATE(?:_KEY)?$"
                           r"|(?:^|_)PIN(?:$|_)")
 
 

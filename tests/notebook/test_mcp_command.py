@@ -89,10 +89,11 @@ def test_the_trust_view_shows_no_password_written_without_a_scheme_or_under_a_pa
         "SSHPASS": "hunter2pass-a", "API_SIG": "hunter2pass-b", "PROXY": "bob:hunter2pass-c@proxy.corp:3128",
         "DSN": "scott/hunter2pass-d@db.corp:1521/orcl", "NETRC": "machine h login bob password hunter2pass-e",
         "OPTS": "--user bob --password hunter2pass-f", "HOOK": "/services/T0ABCDEF1/B0ABCDEF2/q8s7d6f5g4h3j2k1l0zxcvbn",
-        "GIT_ASKPASS": "./.tools/askpass"}}}, capsys, monkeypatch)
+        "GIT_ASKPASS": "./.tools/askpass", "PRIVATE_REGISTRY": "./.registry"}}}, capsys, monkeypatch)
     assert "hunter2pass" not in out and "q8s7d6f5g4h3j2k1l0zxcvbn" not in out
     for shown in ('"PROXY": "bob:\\u2026@proxy.corp:3128"', '"DSN": "scott/\\u2026@db.corp:1521/orcl"',
-                  '"OPTS": "--user bob --password \\u2026"', '"GIT_ASKPASS": "./.tools/askpass"'):
+                  '"OPTS": "--user bob --password \\u2026"', '"GIT_ASKPASS": "./.tools/askpass"',
+                  '"PRIVATE_REGISTRY": "./.registry"'):
         assert shown in out
 
 
