@@ -7,6 +7,7 @@ this command shows what each server would run or connect to, so that you read it
 from __future__ import annotations
 
 import json
+import re
 from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,32 +15,13 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from .mcp_env_view import masked, shown_args, shown_env, shown_in_place
+
 if TYPE_CHECKING:
     from .magics_api import MagicsApi
 
 SHOWN_FIELDS = ("type", "command", "args", "cwd", "url", "disabled")
-"""What each server is shown with whole. ``env`` and ``headers`` are shown by :func:`_masked`."""
-_LITERAL = "…"
-
-
-def _masked(value: object) -> object:
-    """An ``env`` or ``headers`` value as the trust view shows it: each ``${VAR}`` it reads kept (a
-    received file's ``"X-Lang": "${GITHUB_TOKEN}"`` sends that token to the file's URL, which the
-    user must see before trusting it), the literal text around it (and a default) shown as ``…``
-    (the user's own file may hold a token written out; the output is saved in the notebook)."""
-    from ..tools.mcp.config import VAR_REFERENCE
-
-    if not isinstance(value, str):
-        return value  # refused when parsed; shown as it is
-    parts, end = [], 0
-    for match in VAR_REFERENCE.finditer(value):
-        if match.start() > end:
-            parts.append(_LITERAL)
-        parts.append("${" + match.group(1) + (":-" + _LITERAL if match.group(2) is not None else "") + "}")
-        end = match.end()
-    if end < len(value):
-        parts.append(_LITERAL)
-    return "".join(parts)
+"""What each server is shown with whole. ``env`` and ``headers`` are shown by :func:`~.mcp_env_view.shown_env`."""
 
 
 def _entries(path: Path) -> list[str]:
@@ -52,7 +34,7 @@ def _entries(path: Path) -> list[str]:
 
 def _entries_of(raw: bytes | None, path: Path) -> list[str]:
     """One line per server, as the file writes it (``${VAR}`` not expanded; ``env`` and ``headers``
-    with the variables their values read, :func:`_masked`), escaped to ASCII so that no character
+    with the variables their values read, :func:`~.mcp_env_view.masked`), escaped to ASCII so that no character
     the page would hide (a right-to-left mark, a form feed) goes unseen; or what is wrong with it."""
     from ..tools.mcp.config import McpConfigError, mcp_servers_object
 
@@ -63,11 +45,70 @@ def _entries_of(raw: bytes | None, path: Path) -> list[str]:
     lines = []
     for name, entry in servers.items():
         shown = {k: entry[k] for k in SHOWN_FIELDS if k in entry} if isinstance(entry, dict) else entry
-        for hidden in ("env", "headers"):
-            if isinstance(entry, dict) and isinstance(entry.get(hidden), dict):
-                shown[hidden] = {k: _masked(v) for k, v in sorted(entry[hidden].items())}  # type: ignore[index]
+        if isinstance(entry, dict):  # a token written out in an argument or the URL (the view is saved)
+            shown.update({k: f(entry[k]) for k, f in (("args", shown_args), ("url", _url_text))  # type: ignore[attr-defined]
+                          if k in entry})
+        if isinstance(entry, dict) and isinstance(entry.get("env"), dict):
+            shown["env"] = {k: shown_env(str(k), v) for k, v in sorted(entry["env"].items())}  # type: ignore[index]
+        if isinstance(entry, dict) and isinstance(entry.get("headers"), dict):
+            shown["headers"] = {k: masked(v) for k, v in sorted(entry["headers"].items())}  # type: ignore[index]
         lines.append(f"  {json.dumps(name)}: {json.dumps(shown)}")
+        lines += [f"    (note: {note})" for note in _folder_programs(entry, path.parent)]
     return lines or ["  (no servers)"]
+
+
+def _url_text(url: object) -> object:
+    return shown_in_place(url) if isinstance(url, str) else url
+
+
+_PYTHON = re.compile(r"(?i)python[0-9.]*(?:\.exe)?|py(?:\.exe)?")
+_IMPORTED = re.compile(r"(?:^|[;\n]|\s)(?:from|import)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _python_modules(args: list[str]) -> list[str]:
+    """The top-level modules a Python command line runs from the folder it starts in, if there:
+    ``-m MOD``, ``-mMOD`` and what ``-c CODE`` imports (both put that folder first on ``sys.path``;
+    ``-mMOD`` and ``-c`` went unnoted: review of pass 24)."""
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        if arg in ("-m", "-c") and i + 1 < len(args):
+            nxt = args[i + 1]
+            found += [nxt.split(".")[0]] if arg == "-m" else _IMPORTED.findall(nxt)
+        elif arg.startswith("-m") and len(arg) > 2:
+            found.append(arg[2:].split(".")[0])
+        elif not arg.startswith("-"):
+            break  # the script or module's own arguments follow
+    return [m for m in dict.fromkeys(found) if m]
+
+
+def _exists(path: Path, *, folder: bool = False) -> bool:
+    """Whether ``path`` is there (a folder, with ``folder``); a name the system refuses (too long, a
+    NUL in it: a received file's) is not, where ``%agent mcp`` failed with ``OSError`` (review of pass 24)."""
+    try:
+        return path.is_dir() if folder else path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _folder_programs(entry: object, folder: Path) -> list[str]:
+    """What a command that reads as an installed server would take from the folder it starts in
+    (its ``cwd``, else the project's): ``python -m MOD`` puts that folder first on ``sys.path``, so a
+    received ``MOD.py`` (or ``MOD/``) runs instead of the installed module; ``npx`` prefers the
+    folder's ``node_modules`` (attacker pass 24). Said in the view; the file is still the user's to trust."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return []
+    args = [a for a in entry.get("args") or () if isinstance(a, str)] if isinstance(entry.get("args"), list) else []
+    cwd = entry.get("cwd")
+    where = folder / cwd if isinstance(cwd, str) and "${" not in cwd else folder
+    program = Path(entry["command"]).name
+    notes = []
+    for module in _python_modules(args) if _PYTHON.fullmatch(program) else ():
+        if _exists(where / f"{module}.py") or _exists(where / module, folder=True):
+            notes.append(f"{where.name}/ holds {module!r}: `{program}` starts there and runs that folder's "
+                         "module, not an installed one")
+    if program in ("npx", "npx.cmd") and _exists(where / "node_modules", folder=True):
+        notes.append(f"{where.name}/ holds node_modules/: npx runs a package found there before the registry's")
+    return notes
 
 
 def _problem(path: Path, magics: "MagicsApi | None" = None) -> str | None:

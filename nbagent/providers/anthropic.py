@@ -264,6 +264,23 @@ def _aws_sdk_imported(signs: bool) -> None:
                 return
 
 
+_AUTH_HEADERS = ("Authorization", "X-Api-Key")
+
+
+def _named_headers_only(endpoint: Endpoint, *, keyless: bool) -> dict[str, Any]:
+    """The default headers of an endpoint that gets only the credentials it names (a project file's
+    profile for a host of its own): its own headers, and none of ``ANTHROPIC_CUSTOM_HEADERS`` (where
+    a gateway's key may be kept, which the SDK adds to every request); for a ``keyless`` one no auth
+    header either (its client gets an explicit empty key, so the SDK reads none from the environment
+    or its profiles: ``ANTHROPIC_API_KEY`` went to whatever host the file named and you trusted)."""
+    named = {name.lower() for name in endpoint.headers}
+    env_lines = os.environ.get("ANTHROPIC_CUSTOM_HEADERS", "").split("\n")
+    dropped = [line.split(":", 1)[0].strip() for line in env_lines if ":" in line]
+    dropped += list(_AUTH_HEADERS) if keyless else []
+    omitted = {name: anthropic.Omit() for name in dropped if name and name.lower() not in named}
+    return {**omitted, **dict(endpoint.headers)}
+
+
 def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
                       http_client: Callable[[], httpx2.AsyncClient] | None = None) -> AnthropicProvider:
     """A provider for ``endpoint`` (its base URL, key or bearer token, headers and timeout; for
@@ -274,6 +291,9 @@ def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
         common: dict[str, Any] = dict(
             base_url=endpoint.base_url, max_retries=0, timeout=endpoint.timeout_s or timeout_s,
             default_headers=dict(endpoint.headers) or None, http_client=http_client() if http_client else no_redirects())
+        keyless = endpoint.kind == "anthropic" and not (endpoint.api_key or endpoint.auth_token)
+        if endpoint.named_credentials_only:
+            common["default_headers"] = _named_headers_only(endpoint, keyless=keyless)
         if endpoint.kind == "bedrock":  # SigV4 from AWS's credential chain (env, profile, role)
             _aws_sdk_imported(signs=not endpoint.api_key)
             return anthropic.AsyncAnthropicBedrock(  # type: ignore[return-value]
@@ -282,6 +302,8 @@ def endpoint_provider(endpoint: Endpoint, *, timeout_s: float = 600.0,
             return anthropic.AsyncAnthropicVertex(  # type: ignore[return-value]
                 region=str(endpoint.region), project_id=str(endpoint.project_id), access_token=endpoint.auth_token,
                 **common)
+        if endpoint.named_credentials_only and keyless:
+            return anthropic.AsyncAnthropic(api_key="", **common)
         return anthropic.AsyncAnthropic(api_key=endpoint.api_key, auth_token=endpoint.auth_token, **common)
 
     provider = AnthropicProvider(new_client, name=endpoint.name)

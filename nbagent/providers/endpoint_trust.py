@@ -43,7 +43,7 @@ def ascii_host(host: str | None) -> str:
 
     Shown as written, a letter of another script that looks like a Latin one (``аpi.anthropic.com``
     with a Cyrillic ``а``, a fullwidth dot) made another host read as one the user knows, and
-    ``trust_host`` then sent the API key there (a project profile without a key falls back to
+    ``trust_host`` then sent the API key there (a project profile without a key fell back to
     ``ANTHROPIC_API_KEY``)."""
     if not host:
         return "?"
@@ -177,11 +177,29 @@ def check_trusted(name: str, row: Mapping[str, object], where: str) -> None:
     if host in trusted_hosts():
         if is_the_sdks_host(url):  # trusted as where your key goes: not a host of the file's own
             _check_the_sdks_host(name, row, where)
+        else:
+            _check_cloud_credential(name, row, where, host)
         return
     raise UntrustedEndpointError(
         f"endpoint {name!r} comes from the project file {where} and would send your credentials to {host}, "
         f"a host you have not trusted. If you trust it, run once: from nbagent.providers.endpoint_trust "
         f"import trust_host; trust_host({host!r})  (remembered in ~/{TRUST_FILE}, not in the project)")
+
+
+_CLOUD_CREDENTIAL = {"bedrock": ("api_key", "your AWS credentials would sign for it, or your AWS_BEARER_TOKEN_BEDROCK go there"),
+                     "vertex": ("auth_token", "your Google credentials' access token would go there")}
+
+
+def _check_cloud_credential(name: str, row: Mapping[str, object], where: str, host: str) -> None:
+    """A project profile of a cloud kind naming a host of its own must name the credential to send
+    there: without one, the SDK's cloud client sends the one it finds (a Google access token to your
+    whole cloud account), to a host that may be trusted for another project only (attacker pass 24)."""
+    needed = _CLOUD_CREDENTIAL.get(str(row.get("kind", "anthropic")))
+    if needed is None or row.get(needed[0]) or row.get(f"{needed[0]}_env"):
+        return
+    raise EndpointError(f"endpoint {name!r} comes from the project file {where} and names {host} without "
+                        f"{needed[0]} or {needed[0]}_env: {needed[1]}. Name the credential for that host, or put "
+                        "the profile in ~/.nbagent/endpoints.json if it is yours")
 
 
 SDK_HOSTS = re.compile(r"(?:[a-z0-9-]+\.)*anthropic\.com"

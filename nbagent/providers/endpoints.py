@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from ..engine.disk.json_depth import loads_within
 from ..engine.disk.safe_open import read_capped
-from .endpoint_trust import EndpointError, check_project_row, check_project_variables, check_trusted, host_of
+from .endpoint_trust import EndpointError, check_project_row, check_project_variables, check_trusted, host_of, is_the_sdks_host
 
 ENDPOINTS_FILE = Path(".nbagent") / "endpoints.json"
 MAX_PROFILES_BYTES = 1_000_000
@@ -73,6 +73,10 @@ class Endpoint:
     """The id the endpoint knows a model by, per nbagent model id (e.g. ``claude-sonnet-4-5`` ->
     ``anthropic.claude-sonnet-4-5-20250929-v1:0`` on Bedrock): the session keeps nbagent's id, so
     windows and prices stay known, and the request carries the endpoint's."""
+    named_credentials_only: bool = False
+    """Send only the credentials this endpoint names, never one the SDK finds by itself
+    (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, an SDK profile on disk): set for a received
+    project file's profile naming a host of its own, which must not get the key you keep for Anthropic."""
 
     def __post_init__(self) -> None:
         if not self.name or self.name in RESERVED_NAMES:
@@ -255,6 +259,10 @@ def resolve_endpoint(endpoint: str | Endpoint, cwd: str | Path | None = None,
     resolved = endpoint_from_row(endpoint, profiles[endpoint])  # a malformed profile says so first (no request yet)
     if endpoint in from_project:
         check_trusted(endpoint, profiles[endpoint], from_project[endpoint])
+        # A host of the file's own (trusted, maybe for another project) gets the credentials the
+        # file names, never the SDK's fallback: your ANTHROPIC_API_KEY, which the file may not name.
+        if resolved.base_url is not None and not is_the_sdks_host(resolved.base_url):
+            return dataclasses.replace(resolved, named_credentials_only=True)
     return resolved
 
 

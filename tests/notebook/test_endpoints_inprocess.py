@@ -112,3 +112,32 @@ def test_a_credential_header_in_the_endpoints_setting_is_refused_and_never_print
     assert any("'x-api-key' carries a credential" in e for e in errors), errors
     assert magics.endpoints == {}
     assert TOKEN not in cap.stdout and not any(TOKEN in e for e in errors)
+
+
+@pytest.mark.filterwarnings("ignore:nbagent has no prices")
+def test_a_received_projects_profile_for_a_host_you_trusted_never_gets_your_anthropic_key(
+        ip, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Attacker pass 24: a cloned repository's ``.nbagent/endpoints.json`` names a host you trusted (for
+    another project, or a local port) and no key: the SDK filled in your ``ANTHROPIC_API_KEY``."""
+    import json
+
+    from nbagent.providers.endpoint_trust import trust_host
+
+    key = "sk-ant-api03-USERS-OWN-" + "k" * 40
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "x-portkey-api-key: pk9f3a7c2e1b8d4f6a0c5e")
+    api = SimulatedAPI(models={"llama-local": 32_768})
+    with LoopbackServer(api) as server:
+        trust_host(server.base_url)
+        repo = tmp_path / "cloned"
+        (repo / ".nbagent").mkdir(parents=True)
+        (repo / ".nbagent" / "endpoints.json").write_text(json.dumps(
+            {"endpoints": {"lab": {"base_url": server.base_url, "model": "llama-local"}}}))
+        monkeypatch.chdir(repo)
+        try:  # the simulator wants a key, as a gateway does: the file names none, so none is sent
+            error = error_of(ip, "%%agent --endpoint lab\nWhat is 17 * 23?")
+        finally:
+            magics_mod.active_magics().new_session()
+        sent = [r for r in api.requests if r.path.endswith("/v1/messages")]
+    assert "x-api-key header is required" in error and sent
+    assert not any(key in value or "pk9f3a" in value for r in sent for value in r.headers.values())

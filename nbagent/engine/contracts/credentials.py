@@ -30,8 +30,10 @@ _SECRET_DIRS = {
     ".dbt": "holds database profiles (passwords)", ".oci": "holds Oracle Cloud keys",
     ".databricks": "holds Databricks tokens",
 }
-# Folders under ``.config`` that hold tokens (gcloud, the GitHub CLI, git's own credentials).
-_CONFIG_SECRET_DIRS = {"gcloud", "gh", "hub", "git", "containers", "rclone", "pypoetry", "ngrok", "gspread", "snowflake"}
+# Folders under ``.config`` that hold tokens (gcloud, the GitHub CLI, git's own credentials; the
+# Anthropic SDK's login, the OAuth tokens of the account nbagent's own requests use).
+_CONFIG_SECRET_DIRS = {"gcloud", "gh", "hub", "git", "containers", "rclone", "pypoetry", "ngrok", "gspread", "snowflake",
+                       "anthropic"}
 _SECRET_NAMES = {
     ".netrc", "_netrc", ".pgpass", ".my.cnf", ".git-credentials", ".gitconfig", ".pypirc", ".npmrc",
     ".envrc", "credentials", "credentials.json", "credentials.toml", "notebook_secret",
@@ -57,6 +59,9 @@ _SECRET_PATTERNS = (
 _GIT_SECRETS = {"config", "config.worktree", "credentials"}  # a remote URL or http.extraheader with a token
 
 
+_TOKEN_FILE_ENV = ("ANTHROPIC_IDENTITY_TOKEN_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE")
+
+
 def _secret_roots() -> list[tuple[Path, str]]:
     """Folders that hold credentials as a whole: Jupyter's user data and runtime folders (server
     tokens, kernel keys, the notebook-trust secret, nbagent's signing key), Jupyter's and IPython's
@@ -65,6 +70,11 @@ def _secret_roots() -> list[tuple[Path, str]]:
     roots = [(str(home / NBAGENT_DIR), "configures nbagent (endpoint tokens)")]
     if key := os.environ.get("NBAGENT_REPLAY_KEY_FILE"):
         roots.append((key, "is nbagent's signing key"))
+    if sdk := os.environ.get("ANTHROPIC_CONFIG_DIR"):  # the SDK's login, moved (its credentials/ are tokens)
+        roots.append((sdk, "is the Anthropic SDK's configuration (its login tokens)"))
+    # The federation tokens the SDK (and AWS's) exchange for access, named by path: a JWT, which no key
+    # shape redacts, read unasked where the notebook's folder holds it (review of pass 24).
+    roots += [(token, f"is the token file {var} names") for var in _TOKEN_FILE_ENV if (token := os.environ.get(var))]
     try:
         from jupyter_core import paths
     except ImportError:  # without Jupyter there is no Jupyter secret to protect

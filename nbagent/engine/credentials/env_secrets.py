@@ -25,6 +25,36 @@ CREDENTIAL_NAME = re.compile(r"(?i)(?:.*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PAS
                              r"|ACCOUNT_KEY|STORAGE_KEY|PAT|WEBHOOK_URL)(?:_.*)?|PGPASSWORD|MYSQL_PWD|KAGGLE_KEY")
 
 
+SDK_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
+"""``Name: Value`` lines the Anthropic SDK adds to every request: where a gateway's key is often kept
+(``x-portkey-api-key: …``, ``Helicone-Auth: Bearer …``), as Claude Code reads it too."""
+# By the words of a header's name, not within one (``x-keyword`` holds no key), and not a name
+# about one by its last word (``Helicone-Session-Id``/``-Name``/``-Path``, ``X-Token-Budget``: a
+# gateway's tracing headers, whose values, redacted, hid ordinary words and paths; review of pass 24).
+_CREDENTIAL_HEADER = re.compile(r"(?i)(?:.*[-_])?(?:x?api[-_]?key|key|(?:[a-z]+[-_]?)?auth(?:orization)?|(?:[a-z]+[-_]?)?token"
+                                r"|secret|passw(?:or)?d|pass|cookie|session|signature|sig|jwt|credentials?)(?:[-_].*)?")
+_ABOUT_HEADER = re.compile(r"(?i).+[-_](?:id|name|path|budget|limit|count|type|version|ttl|enabled|expiry|expires"
+                           r"|size|max|min|mode|tag|tags|url)")
+_AUTH_SCHEME = re.compile(r"(?i)bearer|basic|token|digest|key|apikey|hmac|negotiate|sso-key")
+
+
+def sdk_header_secrets(value: str | None) -> tuple[str, ...]:
+    """The values of the credential headers (named like one) in an ``ANTHROPIC_CUSTOM_HEADERS`` value,
+    each also without its scheme word (``Bearer``): the variable's name is no credential's, so a
+    cell's ``print(os.environ)`` or the shell tool's ``env`` sent the gateway key to the model."""
+    found: list[str] = []
+    for line in (value or "").split("\n"):
+        name, colon, header = line.partition(":")
+        header = header.strip()
+        name = name.strip()
+        if colon and header and _CREDENTIAL_HEADER.fullmatch(name) and not _ABOUT_HEADER.fullmatch(name):
+            found.append(header)
+            scheme, blank, rest = header.partition(" ")
+            if blank and rest.strip() and _AUTH_SCHEME.fullmatch(scheme):  # not "Course analysis"'s "analysis"
+                found.append(rest.strip())
+    return tuple(found)
+
+
 def credential_setting(name: str) -> bool:
     """Whether a printed ``NAME=value`` setting's ``name`` is a credential's by the environment's rule,
     not a name about one (:data:`~.credential_names.ABOUT_CREDENTIAL`: whose value the model may need;
@@ -44,7 +74,8 @@ def credential_env_values() -> tuple[str, ...]:
     # A name of a key, password or token by the notebook's rule too (OPENAI_KEY, AZURE_OPENAI_KEY, DB_PASS:
     # no credential word, so print(os.environ) sent them to the model and the shell tool got them).
     return tuple(s for name, value in pairs for s in ((value,) if CREDENTIAL_NAME.fullmatch(name)
-                                                       or named_secret(name, value) else embedded_secrets(value)))
+                                                       or named_secret(name, value) else embedded_secrets(value))
+                 ) + sdk_header_secrets(os.environ.get(SDK_HEADERS_ENV))
 
 
 def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[str, str]:
@@ -54,6 +85,7 @@ def child_environment(env_names: Iterable[str], secrets: Iterable[str]) -> dict[
     names, values = set(env_names), tuple(secrets)
     return {k: v for k, v in os.environ.items()
             if k not in names and not CREDENTIAL_NAME.fullmatch(k) and not named_secret(k, v)
+            and not (k == SDK_HEADERS_ENV and sdk_header_secrets(v))
             and not any(s in v for s in values)
             and not (may_hold_key(v) and KEY_SHAPES.search(v))}
 
@@ -81,4 +113,5 @@ class ChildEnvironment(Mapping[str, str]):
         return len(self._data())
 
 
-__all__ = ["CREDENTIAL_NAME", "ChildEnvironment", "child_environment", "credential_env_values", "credential_setting"]
+__all__ = ["CREDENTIAL_NAME", "SDK_HEADERS_ENV", "ChildEnvironment", "child_environment", "credential_env_values",
+           "credential_setting", "sdk_header_secrets"]

@@ -156,6 +156,11 @@ def _from_environment(entry: Mapping[str, object]) -> tuple[str, ...]:
 _CREDENTIAL_NAME = re.compile(r"key|token|secret|passw|pwd|auth|cred|cookie|session", re.IGNORECASE)
 
 
+def credential_named(name: str) -> bool:
+    """Whether an ``env`` entry's or a variable's name reads like a credential's (``GH_TOKEN``, ``DB_PWD``)."""
+    return _CREDENTIAL_NAME.search(name) is not None
+
+
 def _credentials(entry: Mapping[str, object]) -> tuple[str, ...]:
     """The environment values that are credentials: every ``${VAR}`` of a header (that is where a
     server's auth goes), and of an ``env`` entry, the URL, the command or an argument whose own
@@ -383,6 +388,6 @@ def resolve_servers(explicit: Mapping[str, object] | None, cwd: Path, *, read_mc
 
 
 __all__ = [
-    "MCP_JSON", "DEFAULT_WAIT_TIMEOUT", "McpConfigError", "StdioServer", "HttpServer", "ServerConfig",
+    "MCP_JSON", "DEFAULT_WAIT_TIMEOUT", "credential_named", "McpConfigError", "StdioServer", "HttpServer", "ServerConfig",
     "mcp_tool_name", "parse_server", "parse_servers", "load_mcp_json", "mcp_servers_object", "resolve_servers",
 ]

@@ -29,7 +29,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     for var in ("JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "XDG_DATA_HOME",
-                "NBAGENT_REPLAY_KEY_FILE"):
+                "NBAGENT_REPLAY_KEY_FILE", "ANTHROPIC_CONFIG_DIR", "ANTHROPIC_IDENTITY_TOKEN_FILE",
+                "AWS_WEB_IDENTITY_TOKEN_FILE"):
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -211,3 +212,26 @@ def test_a_file_uri_under_any_argument_s_name_asks(tmp_path: Path) -> None:
         assert secret_read_reason(ReadOnly(), call, tmp_path) is not None, call
     for call in ({"query": "select * from .env"}, {"source": "https://example.com/.env"}, {"text": "a file: .env"}):
         assert secret_read_reason(ReadOnly(), call, tmp_path) is None, call
+
+
+def test_the_anthropic_sdks_own_login_asks(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK nbagent runs on keeps its login (an OAuth access and refresh token, 0600) in
+    ``~/.config/anthropic/credentials/<profile>.json``, or under ``ANTHROPIC_CONFIG_DIR``: a read-only
+    tool read it without asking where the notebook sits in the home folder (attacker pass 24)."""
+    plant(home, ".config/anthropic/credentials/default.json")
+    assert secret_reason(str(home / ".config/anthropic/credentials/default.json"), home) is not None
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "sdk"))
+    plant(tmp_path, "sdk/credentials/work.json")
+    assert secret_reason(str(tmp_path / "sdk/credentials/work.json"), tmp_path) is not None
+
+
+@pytest.mark.parametrize("variable", ["ANTHROPIC_IDENTITY_TOKEN_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE"])
+def test_the_federation_token_file_the_sdk_reads_asks(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      variable: str) -> None:
+    """Review of pass 24: beside its login, the SDK signs in with the JWT in the file
+    ``ANTHROPIC_IDENTITY_TOKEN_FILE`` names (AWS's likewise); no key shape redacts a JWT, and a read-only
+    tool read it without asking where the notebook's folder holds it."""
+    plant(tmp_path, "run/identity.jwt")
+    monkeypatch.setenv(variable, str(tmp_path / "run/identity.jwt"))
+    assert secret_reason(str(tmp_path / "run/identity.jwt"), tmp_path) is not None
+    assert secret_reason(str(tmp_path / "run/notes.txt"), tmp_path) is None

@@ -136,3 +136,41 @@ def test_a_key_or_password_named_by_the_notebooks_rule_is_kept_from_the_child_an
     assert not set(named) & set(copied) and set(plain) <= set(copied)
     assert set(named.values()) <= set(credential_env_values())
     assert not set(plain.values()) & set(credential_env_values())
+
+
+def test_a_gateway_key_kept_in_the_sdks_custom_headers_is_kept_from_the_child_and_redacted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ANTHROPIC_CUSTOM_HEADERS`` (headers the SDK adds to every request) is where a gateway's key is
+    often kept; its name is no credential's, so the shell tool's ``env`` or a cell's ``print(os.environ)``
+    sent the key to the model (attacker pass 24)."""
+    from nbagent.engine.credentials.env_secrets import credential_env_values
+
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "x-portkey-api-key: pk9f3a7c2e1b8d4f6a0c5e\n"
+                                                   "Helicone-Auth: Bearer sk-helicone-7d2f9a1c\nanthropic-beta: x-1")
+    found = set(credential_env_values())
+    assert {"pk9f3a7c2e1b8d4f6a0c5e", "Bearer sk-helicone-7d2f9a1c", "sk-helicone-7d2f9a1c"} <= found
+    assert "x-1" not in found
+    text = "ANTHROPIC_CUSTOM_HEADERS=x-portkey-api-key: pk9f3a7c2e1b8d4f6a0c5e\nHelicone-Auth: Bearer sk-helicone-7d2f9a1c"
+    assert "pk9f3a" not in Sanitizer(tuple(found)).redact(text) and "7d2f9a1c" not in Sanitizer(tuple(found)).redact(text)
+    assert "ANTHROPIC_CUSTOM_HEADERS" not in dict(ChildEnvironment([], []))
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "anthropic-beta: x-1")  # no credential: the tool keeps it
+    assert "ANTHROPIC_CUSTOM_HEADERS" in dict(ChildEnvironment([], []))
+
+
+def test_a_gateways_tracing_headers_in_the_sdks_custom_headers_are_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of pass 24: a header named with a credential's word as part of another
+    (``Helicone-Session-Name``, ``X-Token-Budget``, ``x-keyword``) made its value a secret, and an ordinary
+    first word a scheme's: ``Course analysis`` redacted every ``analysis`` the model saw, and a session
+    path kept every variable holding it (``PROJECT_DIR``) from the shell tool's process."""
+    from nbagent.engine.credentials.env_secrets import credential_env_values
+
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "Helicone-Session-Name: Course analysis\n"
+                                                   "Helicone-Session-Path: /home/jovyan/work\n"
+                                                   "x-litellm-session-id: notebook-analysis\nX-Token-Budget: 100000000\n"
+                                                   "x-keyword: analysis-report\nX-Auth-Token: tok-7d2f9a1c-xyz")
+    monkeypatch.setenv("PROJECT_DIR", "/home/jovyan/work/sales")
+    found = set(credential_env_values())
+    assert "tok-7d2f9a1c-xyz" in found
+    assert not found & {"Course analysis", "analysis", "/home/jovyan/work", "notebook-analysis", "100000000",
+                        "analysis-report"}
+    assert "PROJECT_DIR" in dict(ChildEnvironment([], Sanitizer(tuple(found)).secrets))
