@@ -65,7 +65,9 @@ def test_masked_tool_results_are_shown_masked_at_their_placeholders_size(ip: Any
 def test_tool_results_left_out_after_the_hidden_range_are_not_shown_kept(ip: Any, tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("".join(f"Line {i}: the quarterly numbers for region {i % 4} were reviewed.\n" for i in range(60)))
-    magics_mod.active_magics().new_session(context_window=4000, allow=("read_file",))
+    # A kernel context of a few tokens: the shell is shared with other tests, whose cells and
+    # variables would otherwise move where truncation cuts (a user prompt first kept, not a result).
+    magics_mod.active_magics().new_session(context_window=4000, allow=("read_file",), kernel_context_tokens=40)
     for i in range(4):
         with notes.open("a") as f:
             f.write(f"Update {i}: revised.\n")
