@@ -59,7 +59,10 @@ _SECRET_PATTERNS = (
 _GIT_SECRETS = {"config", "config.worktree", "credentials"}  # a remote URL or http.extraheader with a token
 
 
-_TOKEN_FILE_ENV = ("ANTHROPIC_IDENTITY_TOKEN_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE")
+_TOKEN_FILE_ENV = ("ANTHROPIC_IDENTITY_TOKEN_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "GOOGLE_APPLICATION_CREDENTIALS")
+"""Variables that name a credential's file: a federation token (a JWT, which no key shape redacts)
+or a Google service account's key (its `private_key` redacted by its shape, but its id, email and
+project, and a refresh token's file, are the account's keys to the door)."""
 
 
 def _secret_roots() -> list[tuple[Path, str]]:
@@ -74,7 +77,7 @@ def _secret_roots() -> list[tuple[Path, str]]:
         roots.append((sdk, "is the Anthropic SDK's configuration (its login tokens)"))
     # The federation tokens the SDK (and AWS's) exchange for access, named by path: a JWT, which no key
     # shape redacts, read unasked where the notebook's folder holds it (review of pass 24).
-    roots += [(token, f"is the token file {var} names") for var in _TOKEN_FILE_ENV if (token := os.environ.get(var))]
+    roots += [(token, f"is the credentials file {var} names") for var in _TOKEN_FILE_ENV if (token := os.environ.get(var))]
     try:
         from jupyter_core import paths
     except ImportError:  # without Jupyter there is no Jupyter secret to protect

@@ -30,7 +30,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     for var in ("JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "XDG_DATA_HOME",
                 "NBAGENT_REPLAY_KEY_FILE", "ANTHROPIC_CONFIG_DIR", "ANTHROPIC_IDENTITY_TOKEN_FILE",
-                "AWS_WEB_IDENTITY_TOKEN_FILE"):
+                "AWS_WEB_IDENTITY_TOKEN_FILE", "GOOGLE_APPLICATION_CREDENTIALS"):
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -225,12 +225,15 @@ def test_the_anthropic_sdks_own_login_asks(home: Path, tmp_path: Path, monkeypat
     assert secret_reason(str(tmp_path / "sdk/credentials/work.json"), tmp_path) is not None
 
 
-@pytest.mark.parametrize("variable", ["ANTHROPIC_IDENTITY_TOKEN_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE"])
+@pytest.mark.parametrize("variable", ["ANTHROPIC_IDENTITY_TOKEN_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                                      "GOOGLE_APPLICATION_CREDENTIALS"])
 def test_the_federation_token_file_the_sdk_reads_asks(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       variable: str) -> None:
     """Review of pass 24: beside its login, the SDK signs in with the JWT in the file
     ``ANTHROPIC_IDENTITY_TOKEN_FILE`` names (AWS's likewise); no key shape redacts a JWT, and a read-only
-    tool read it without asking where the notebook's folder holds it."""
+    tool read it without asking where the notebook's folder holds it. The same for the Google
+    service account's key ``GOOGLE_APPLICATION_CREDENTIALS`` names (its email, key id and project
+    were shown; only its ``private_key`` was redacted, by its shape)."""
     plant(tmp_path, "run/identity.jwt")
     monkeypatch.setenv(variable, str(tmp_path / "run/identity.jwt"))
     assert secret_reason(str(tmp_path / "run/identity.jwt"), tmp_path) is not None
