@@ -157,9 +157,24 @@ def _pandas(value: object, secret: Secret | None = None) -> str | None:
     except TypeError:  # unhashable cells (lists, dicts): their text instead
         hashed = pd.util.hash_pandas_object(sample.astype(str), index=not isinstance(value, pd.Index))
     meta = repr((type(value).__name__, value.shape, getattr(value, "name", None),
-                 list(getattr(value, "columns", [])), [str(d) for d in _dtypes(value)])).encode()
+                 list(getattr(value, "columns", [])), [_dtype_text(d) for d in _dtypes(value)])).encode()
+    names = list((value if isinstance(value, pd.Index) else value.index).names)
+    if any(n is not None for n in names):  # only then: an unnamed index's digest stays as recorded before
+        meta += repr(names).encode()
     digest = _digest(meta, np.ascontiguousarray(hashed.to_numpy()).tobytes())
     return BOUNDED + digest if bounded else digest
+
+
+def _dtype_text(dtype: object) -> str:
+    """A dtype as the digest reads it: a categorical's levels and order are part of it (the kernel
+    context tells "ordered levels ['lo', 'hi']"; ``str`` says only "category", and the values hash
+    the same after ``reorder_categories``, ``as_ordered`` or ``add_categories``)."""
+    import pandas as pd
+
+    if not isinstance(dtype, pd.CategoricalDtype):
+        return str(dtype)
+    levels = pd.util.hash_pandas_object(dtype.categories, index=False).to_numpy().tobytes()
+    return f"category(ordered={dtype.ordered}, {dtype.categories.dtype}, {_digest(levels)})"
 
 
 def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) -> bool:
@@ -178,6 +193,8 @@ def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) ->
         labels += list(rows.index) if rows.index.dtype.kind in "OSU" else []
     texts = ["\n".join(map(str, labels))]
     texts += ["\n".join(map(str, column.tolist())) for column in columns if column.dtype.kind not in "biufcmM"]
+    texts += ["\n".join(map(str, column.dtype.categories.tolist())) for column in columns  # unused levels too
+              if isinstance(column.dtype, pd.CategoricalDtype)]
     return any(secret(text) for text in texts)
 
 
