@@ -26,7 +26,10 @@ _SHAPES = (  # markers, the shape(s) they start; each searched only where a mark
     # A literal first (the regex engine then scans for it in C), the word's start checked behind it.
     (_GITHUB_MARKERS, rf"gh(?<![A-Za-z0-9_]gh)[pousr]_(?:[A-Za-z0-9]{{36,}}|[A-Za-z0-9]{{8,}}{_CUT})"),
     (("github_pat_",), rf"github_pat_(?<![A-Za-z0-9_]github_pat_)(?:[A-Za-z0-9_]{{50,}}|[A-Za-z0-9_]{{8,}}{_CUT})"),
-    (("xox",), rf"xox(?<![A-Za-z0-9_]xox)[abeprs]-(?:[0-9]+-[A-Za-z0-9\-]{{10,}}|[0-9]{{4}}[A-Za-z0-9\-]*{_CUT})"),
+    # The cut head's run is bounded: '-' is in it and starts a word, so an open-ended run was scanned
+    # again from every ``xoxb-`` in it (``"xoxb-1234a-" * n``: 10 s on 100 kB, minutes on 1 MB); a
+    # head long enough to pass 60 characters has ten after its digits' '-' and is the whole shape.
+    (("xox",), rf"xox(?<![A-Za-z0-9_]xox)[abeprs]-(?:[0-9]+-[A-Za-z0-9\-]{{10,}}|[0-9]{{4}}[A-Za-z0-9\-]{{0,60}}{_CUT})"),
     # Not inside base64 (a plot's PNG): a '/' or '+' before it is no word's start there.
     (("AIza",), rf"AIza(?<![A-Za-z0-9_+/\-]AIza)(?:[A-Za-z0-9_\-]{{35}}|[A-Za-z0-9_\-]{{8,34}}{_CUT})"),
     (("k_live_",), rf"(?<![A-Za-z0-9_])[rs]k_live_(?:[A-Za-z0-9]{{20,}}|[A-Za-z0-9]{{8,}}{_CUT})"),
