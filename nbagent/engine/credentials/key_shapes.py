@@ -12,8 +12,9 @@ from .secret_forms import REDACTED
 
 _GITHUB_MARKERS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
 _GITHUB_MARKER = re.compile("gh[pousr]_")  # one scan for the five (code is full of "gh": high, right)
-_CUT = r"(?=…|\.\.\.)"
-"""Where a text was cut to size: our ``…``, pandas' ``...`` (a frame's cell wider than its column)."""
+_CUT = r"(?=…|\.\.\.|\n\.\.\. \[)"
+"""Where a text was cut to size: our ``…``, pandas' ``...`` (a frame's cell wider than its column),
+a tool output's ``\n... [N characters omitted] ...\n`` (:func:`~..contracts.tool_api.truncate_middle`)."""
 _SHAPES = (  # markers, the shape(s) they start; each searched only where a marker is (most text has none)
     # Each shape also matches its head where a cut ends it (the second alternative): a frame's cell is
     # cut to 40 characters, or to pandas' column width, before the text is redacted, and a head too
@@ -35,6 +36,11 @@ _SHAPES = (  # markers, the shape(s) they start; each searched only where a mark
     (("k_live_",), rf"(?<![A-Za-z0-9_])[rs]k_live_(?:[A-Za-z0-9]{{20,}}|[A-Za-z0-9]{{8,}}{_CUT})"),
 )
 _SHAPE_PATTERNS = tuple((markers, re.compile(shape)) for markers, shape in _SHAPES)
+_CUT_TAIL = re.compile(rf"(?<={re.escape(REDACTED)}…)[A-Za-z0-9_~+/=\-][A-Za-z0-9._~+/=\-]*"
+                       rf"|(?<={re.escape(REDACTED)}\.\.\.)[A-Za-z0-9_~+/=\-][A-Za-z0-9._~+/=\-]*")
+"""The tail of a key whose head, cut in the middle, was redacted: ``reprlib`` (a dict's or a list's
+repr) keeps a long string's head and tail around its ``...``, and half an OpenAI or fine-grained
+GitHub key went on after ``[redacted]...``."""
 KEY_SHAPES = re.compile("|".join(shape for _markers, shape in _SHAPES))
 """Credentials recognised by their shape: Anthropic API keys (``sk-ant-…``), OpenAI's (``sk-proj-…``,
 ``sk-`` and 48 letters and digits), Hugging Face tokens (``hf_…``: ``login(token="hf_…")`` in a
@@ -65,6 +71,8 @@ def redact_shapes(text: str) -> str:
     for markers, pattern in _SHAPE_PATTERNS:
         if any(marker in text for marker in markers):
             text = pattern.sub(REDACTED, text)
+    if REDACTED + "…" in text or REDACTED + "..." in text:
+        text = _CUT_TAIL.sub(REDACTED, text)
     return text
 
 

@@ -50,6 +50,27 @@ def test_the_cut_forms_stay_linear_on_a_long_run_of_key_characters() -> None:
     assert time.perf_counter() - started < 2.0
 
 
+def test_a_dict_of_keys_cut_in_the_middle_sends_neither_the_head_nor_the_tail() -> None:
+    # reprlib keeps a long string's head and tail around '...': the head was redacted, and half of an
+    # OpenAI or fine-grained GitHub key still went on after it.
+    keys = {name: token for name, token in TOKENS.items() if len(token) > 60}
+    text, _ = context_text(shell_with(creds=keys), "which services are in `creds`?")
+    sent = Sanitizer(()).strings(text)
+    assert "creds: dict" in sent
+    for name, token in keys.items():
+        for i in range(len(token) - 12):
+            assert token[i:i + 12] not in sent, (name, i)
+
+
+def test_a_key_shape_cut_by_a_tool_outputs_middle_marker_is_redacted() -> None:
+    from nbagent.engine.contracts.tool_api import truncate_middle
+
+    text = "x" * 999 + " " + TOKENS["github"] + "y" * 3_000
+    shown = truncate_middle(text, 2_040 + len(f"\n... [{len(text):,} characters omitted] ...\n"))
+    assert "ghp_R8x2Lq9Z" in shown and TOKENS["github"] not in shown  # the cut is in the key
+    assert "ghp_R8x2" not in redact_shapes(shown)
+
+
 def test_a_slack_shape_cut_head_stays_linear_on_many_word_starts() -> None:
     # '-' is a key character and starts a word: an open-ended run after each ``xoxb-`` was scanned
     # again from each of them (10 s on these 110 kB; now about 10 ms).
