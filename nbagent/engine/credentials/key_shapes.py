@@ -15,15 +15,18 @@ _GITHUB_MARKER = re.compile("gh[pousr]_")  # one scan for the five (code is full
 _CUT = r"(?=…|\.\.\.|\n\.\.\. \[)"
 """Where a text was cut to size: our ``…``, pandas' ``...`` (a frame's cell wider than its column),
 a tool output's ``\n... [N characters omitted] ...\n`` (:func:`~..contracts.tool_api.truncate_middle`)."""
+_NOT_A_WORD = "(?=[a-z]*[A-Z0-9])"
+"""A cut head of a random key has a capital or a digit (all 8 small letters: one in a thousand), a word
+does not: ``hf_transformers…``, ``sk-learnpipelineversions...`` in a frame's cells stay as they are."""
 _SHAPES = (  # markers, the shape(s) they start; each searched only where a marker is (most text has none)
     # Each shape also matches its head where a cut ends it (the second alternative): a frame's cell is
     # cut to 40 characters, or to pandas' column width, before the text is redacted, and a head too
     # short for the whole shape sent 34 of a ``ghp_`` token's 36 characters.
     (("sk-",), r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9]{40,}"
                rf"|(?<![A-Za-z0-9_])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{{8,}}{_CUT}"
-               rf"|(?<![A-Za-z0-9_])sk-[A-Za-z0-9]{{16,}}{_CUT}"),
+               rf"|(?<![A-Za-z0-9_])sk-{_NOT_A_WORD}[A-Za-z0-9]{{16,}}{_CUT}"),
     (("earer ",), rf"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{{12,}}=*|(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{{8,}}{_CUT}"),
-    (("hf_",), rf"hf_[A-Za-z0-9]{{30,}}|hf_[A-Za-z0-9]{{8,}}{_CUT}"),
+    (("hf_",), rf"hf_[A-Za-z0-9]{{30,}}|(?<![A-Za-z0-9_])hf_{_NOT_A_WORD}[A-Za-z0-9]{{8,}}{_CUT}"),
     # A literal first (the regex engine then scans for it in C), the word's start checked behind it.
     (_GITHUB_MARKERS, rf"gh(?<![A-Za-z0-9_]gh)[pousr]_(?:[A-Za-z0-9]{{36,}}|[A-Za-z0-9]{{8,}}{_CUT})"),
     (("github_pat_",), rf"github_pat_(?<![A-Za-z0-9_]github_pat_)(?:[A-Za-z0-9_]{{50,}}|[A-Za-z0-9_]{{8,}}{_CUT})"),

@@ -80,3 +80,11 @@ def test_a_slack_shape_cut_head_stays_linear_on_many_word_starts() -> None:
     text = "xoxb-1234a-" * 10_000
     assert redact_shapes(text + " xoxb-1234…") == text + f" {REDACTED}…"  # no cut, no key: all kept
     assert time.perf_counter() - started < 2.0
+
+
+def test_a_word_after_a_hugging_face_or_openai_marker_cut_at_a_marker_is_kept() -> None:
+    # A cut head of a random key has a capital or a digit; a model's or a package's name does not.
+    for plain in ("hf_transformers…", "model hf_distilbertbase...", "sk-learnpipelineversions...", "xhf_Ab3dE6gH9…"):
+        assert redact_shapes(plain) == plain
+    assert redact_shapes("hf_aB3dE6gH9jK…") == f"{REDACTED}…"
+    assert redact_shapes("sk-Ab3dEf6hIj9kLm2nOp…") == f"{REDACTED}…"
