@@ -162,7 +162,7 @@ def _pandas(value: object, secret: Secret | None = None) -> str | None:
     if any(n is not None for n in names):  # only then: an unnamed index's digest stays as recorded before
         meta += repr(names).encode()
     digest = _digest(meta, np.ascontiguousarray(hashed.to_numpy()).tobytes())
-    return BOUNDED + digest if bounded else digest
+    return BOUNDED + digest if bounded or _many_levels(value) else digest
 
 
 def _dtype_text(dtype: object) -> str:
@@ -173,8 +173,29 @@ def _dtype_text(dtype: object) -> str:
 
     if not isinstance(dtype, pd.CategoricalDtype):
         return str(dtype)
-    levels = pd.util.hash_pandas_object(dtype.categories, index=False).to_numpy().tobytes()
-    return f"category(ordered={dtype.ordered}, {dtype.categories.dtype}, {_digest(levels)})"
+    # Levels are unique: no factorizing (it doubled the cost); and sampled as rows are.
+    levels = pd.util.hash_pandas_object(_levels(dtype), index=False, categorize=False).to_numpy().tobytes()
+    count = f"{len(dtype.categories)} levels, " if len(dtype.categories) > MAX_ROWS else ""
+    return f"category(ordered={dtype.ordered}, {dtype.categories.dtype}, {count}{_digest(levels)})"
+
+
+def _levels(dtype: pd.CategoricalDtype) -> pd.Index:
+    """The levels of a categorical the digest reads (and :func:`_pandas_holds` scans): all of them, or
+    a sample as of a frame's rows when there are more than :data:`MAX_ROWS` (10 million user ids made
+    categorical: hashing them all took 10 s at each prompt that named the frame)."""
+    levels = dtype.categories
+    return levels if len(levels) <= MAX_ROWS else levels[_sample_picks(len(levels))]
+
+
+def _sample_picks(count: int) -> list[int]:
+    """The positions of the rows (or levels) a bounded digest reads: the first, last and evenly spaced."""
+    return sorted({*range(SAMPLE_ROWS), *range(count - SAMPLE_ROWS, count),
+                   *(i * (count - 1) // (SAMPLE_ROWS - 1) for i in range(SAMPLE_ROWS))})
+
+
+def _many_levels(value: pd.DataFrame | pd.Series | pd.Index) -> bool:
+    """Whether a categorical of ``value`` has more levels than its digest reads."""
+    return any(len(getattr(d, "categories", ())) > MAX_ROWS for d in _dtypes(value))
 
 
 def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) -> bool:
@@ -184,8 +205,7 @@ def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) ->
 
     rows = value if len(value) <= MAX_ROWS else None
     if rows is None:  # only the sampled rows go into the digest (see _pandas): only they can be guessed at
-        picks = sorted({*range(SAMPLE_ROWS), *range(len(value) - SAMPLE_ROWS, len(value)),
-                        *(i * (len(value) - 1) // (SAMPLE_ROWS - 1) for i in range(SAMPLE_ROWS))})
+        picks = _sample_picks(len(value))
         rows = value[picks] if isinstance(value, pd.Index) else value.iloc[picks]
     columns = [rows[c] for c in rows.columns] if isinstance(rows, pd.DataFrame) else [rows]
     labels: list[object] = [getattr(value, "name", None), *getattr(value, "columns", [])]
@@ -193,7 +213,7 @@ def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) ->
         labels += list(rows.index) if rows.index.dtype.kind in "OSU" else []
     texts = ["\n".join(map(str, labels))]
     texts += ["\n".join(map(str, column.tolist())) for column in columns if column.dtype.kind not in "biufcmM"]
-    texts += ["\n".join(map(str, column.dtype.categories.tolist())) for column in columns  # unused levels too
+    texts += ["\n".join(map(str, _levels(column.dtype).tolist())) for column in columns  # unused levels too
               if isinstance(column.dtype, pd.CategoricalDtype)]
     return any(secret(text) for text in texts)
 

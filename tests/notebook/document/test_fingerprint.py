@@ -127,3 +127,26 @@ def test_a_categorical_with_a_secret_among_its_unused_levels_has_no_fingerprint(
 def test_a_frame_without_categoricals_or_index_names_keeps_the_digest_recorded_by_earlier_versions():
     # A notebook recorded before levels and index names entered the digest must not replay as changed.
     assert fingerprint(sales()) == "3b892376b62fbfa29ebad0881210a4da"
+
+
+def test_a_categorical_with_more_levels_than_rows_read_hashes_a_sample_of_them(monkeypatch):
+    # 10 million user ids made categorical: hashing every level took 10 s at each prompt naming the
+    # frame (pandas' own hash of the column, 1 s, aside). Levels are sampled as rows are, and said so.
+    monkeypatch.setattr(fp_mod, "MAX_ROWS", 1_000)
+    monkeypatch.setattr(fp_mod, "SAMPLE_ROWS", 10)
+    hashed: list[int] = []
+    real = pd.util.hash_pandas_object
+
+    def spy(obj, *args, **kwargs):
+        hashed.append(len(obj))
+        return real(obj, *args, **kwargs)
+
+    monkeypatch.setattr(pd.util, "hash_pandas_object", spy)
+    levels = [f"user-{i:05d}" for i in range(5_000)]
+    frame = pd.DataFrame({"user": pd.Categorical(levels[:3], categories=levels)})
+    first = fingerprint(frame)
+    assert first is not None and first.startswith(BOUNDED)
+    assert max(hashed) <= 30
+    renamed = frame.copy()
+    renamed["user"] = renamed["user"].cat.rename_categories({levels[0]: "user-x"})
+    assert fingerprint(renamed) != first
