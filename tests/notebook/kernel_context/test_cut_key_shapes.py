@@ -88,3 +88,12 @@ def test_a_word_after_a_hugging_face_or_openai_marker_cut_at_a_marker_is_kept() 
         assert redact_shapes(plain) == plain
     assert redact_shapes("hf_aB3dE6gH9jK…") == f"{REDACTED}…"
     assert redact_shapes("sk-Ab3dEf6hIj9kLm2nOp…") == f"{REDACTED}…"
+
+
+def test_a_placeholder_after_a_github_stripe_or_google_marker_cut_at_a_marker_is_kept() -> None:
+    # The model explaining a setting, or a README's example: its answer read "[redacted]...".
+    for plain in ("Set GITHUB_TOKEN=ghp_xxxxxxxxxxxx... in .env", "STRIPE_KEY=sk_live_xxxxxxxxxxxxxxxx…",
+                  "key=AIzaxxxxxxxxxxxx...", "github_pat_example_token..."):
+        assert redact_shapes(plain) == plain
+    for token in TOKENS.values():
+        assert REDACTED in redact_shapes(f" {token[:24]}...")
