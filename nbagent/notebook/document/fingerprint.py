@@ -137,7 +137,25 @@ def _container(value: Collection[object], depth: int, secret: Secret | None = No
     return BOUNDED + digest if bounded else digest
 
 
-def _pandas(value: object, secret: Secret | None = None) -> str | None:
+def earlier_fingerprint(value: object, secret: Secret | None = None) -> str | None:
+    """The fingerprint nbagent recorded of a frame, Series or Index before a categorical's levels and
+    the index's names entered it, where that differs from :func:`fingerprint` (else None). A record
+    made then still matches an unchanged frame: a groupby result (its index named) read ``changed``
+    at every Run All after the upgrade, and ``--if-changed fail`` failed CI, until asked again live."""
+    pandas = sys.modules.get("pandas")
+    if pandas is None or not isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
+        return None
+    index = value if isinstance(value, pandas.Index) else value.index
+    if all(n is None for n in index.names) and not any(
+            isinstance(d, pandas.CategoricalDtype) for d in _dtypes(value)):
+        return None
+    try:
+        return _pandas(value, secret, earlier=True)
+    except Exception:  # as fingerprint: unknown, never an error of the agent cell
+        return None
+
+
+def _pandas(value: object, secret: Secret | None = None, earlier: bool = False) -> str | None:
     import numpy as np
     import pandas as pd
 
@@ -156,13 +174,14 @@ def _pandas(value: object, secret: Secret | None = None) -> str | None:
         hashed = pd.util.hash_pandas_object(sample, index=not isinstance(value, pd.Index))
     except TypeError:  # unhashable cells (lists, dicts): their text instead
         hashed = pd.util.hash_pandas_object(sample.astype(str), index=not isinstance(value, pd.Index))
+    dtype_text = str if earlier else _dtype_text
     meta = repr((type(value).__name__, value.shape, getattr(value, "name", None),
-                 list(getattr(value, "columns", [])), [_dtype_text(d) for d in _dtypes(value)])).encode()
+                 list(getattr(value, "columns", [])), [dtype_text(d) for d in _dtypes(value)])).encode()
     names = list((value if isinstance(value, pd.Index) else value.index).names)
-    if any(n is not None for n in names):  # only then: an unnamed index's digest stays as recorded before
+    if any(n is not None for n in names) and not earlier:  # an unnamed index's digest stays as before
         meta += repr(names).encode()
     digest = _digest(meta, np.ascontiguousarray(hashed.to_numpy()).tobytes())
-    return BOUNDED + digest if bounded or _many_levels(value) else digest
+    return BOUNDED + digest if bounded or _many_levels(value) and not earlier else digest
 
 
 def _dtype_text(dtype: object) -> str:
