@@ -137,7 +137,25 @@ def _container(value: Collection[object], depth: int, secret: Secret | None = No
     return BOUNDED + digest if bounded else digest
 
 
-def _pandas(value: object, secret: Secret | None = None) -> str | None:
+def earlier_fingerprint(value: object, secret: Secret | None = None) -> str | None:
+    """The fingerprint nbagent recorded of a frame, Series or Index before a categorical's levels and
+    the index's names entered it, where that differs from :func:`fingerprint` (else None). A record
+    made then still matches an unchanged frame: a groupby result (its index named) read ``changed``
+    at every Run All after the upgrade, and ``--if-changed fail`` failed CI, until asked again live."""
+    pandas = sys.modules.get("pandas")
+    if pandas is None or not isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
+        return None
+    index = value if isinstance(value, pandas.Index) else value.index
+    if all(n is None for n in index.names) and not any(
+            isinstance(d, pandas.CategoricalDtype) for d in _dtypes(value)):
+        return None
+    try:
+        return _pandas(value, secret, earlier=True)
+    except Exception:  # as fingerprint: unknown, never an error of the agent cell
+        return None
+
+
+def _pandas(value: object, secret: Secret | None = None, earlier: bool = False) -> str | None:
     import numpy as np
     import pandas as pd
 
@@ -156,10 +174,47 @@ def _pandas(value: object, secret: Secret | None = None) -> str | None:
         hashed = pd.util.hash_pandas_object(sample, index=not isinstance(value, pd.Index))
     except TypeError:  # unhashable cells (lists, dicts): their text instead
         hashed = pd.util.hash_pandas_object(sample.astype(str), index=not isinstance(value, pd.Index))
+    dtype_text = str if earlier else _dtype_text
     meta = repr((type(value).__name__, value.shape, getattr(value, "name", None),
-                 list(getattr(value, "columns", [])), [str(d) for d in _dtypes(value)])).encode()
+                 list(getattr(value, "columns", [])), [dtype_text(d) for d in _dtypes(value)])).encode()
+    names = list((value if isinstance(value, pd.Index) else value.index).names)
+    if any(n is not None for n in names) and not earlier:  # an unnamed index's digest stays as before
+        meta += repr(names).encode()
     digest = _digest(meta, np.ascontiguousarray(hashed.to_numpy()).tobytes())
-    return BOUNDED + digest if bounded else digest
+    return BOUNDED + digest if bounded or _many_levels(value) and not earlier else digest
+
+
+def _dtype_text(dtype: object) -> str:
+    """A dtype as the digest reads it: a categorical's levels and order are part of it (the kernel
+    context tells "ordered levels ['lo', 'hi']"; ``str`` says only "category", and the values hash
+    the same after ``reorder_categories``, ``as_ordered`` or ``add_categories``)."""
+    import pandas as pd
+
+    if not isinstance(dtype, pd.CategoricalDtype):
+        return str(dtype)
+    # Levels are unique: no factorizing (it doubled the cost); and sampled as rows are.
+    levels = pd.util.hash_pandas_object(_levels(dtype), index=False, categorize=False).to_numpy().tobytes()
+    count = f"{len(dtype.categories)} levels, " if len(dtype.categories) > MAX_ROWS else ""
+    return f"category(ordered={dtype.ordered}, {dtype.categories.dtype}, {count}{_digest(levels)})"
+
+
+def _levels(dtype: pd.CategoricalDtype) -> pd.Index:
+    """The levels of a categorical the digest reads (and :func:`_pandas_holds` scans): all of them, or
+    a sample as of a frame's rows when there are more than :data:`MAX_ROWS` (10 million user ids made
+    categorical: hashing them all took 10 s at each prompt that named the frame)."""
+    levels = dtype.categories
+    return levels if len(levels) <= MAX_ROWS else levels[_sample_picks(len(levels))]
+
+
+def _sample_picks(count: int) -> list[int]:
+    """The positions of the rows (or levels) a bounded digest reads: the first, last and evenly spaced."""
+    return sorted({*range(SAMPLE_ROWS), *range(count - SAMPLE_ROWS, count),
+                   *(i * (count - 1) // (SAMPLE_ROWS - 1) for i in range(SAMPLE_ROWS))})
+
+
+def _many_levels(value: pd.DataFrame | pd.Series | pd.Index) -> bool:
+    """Whether a categorical of ``value`` has more levels than its digest reads."""
+    return any(len(getattr(d, "categories", ())) > MAX_ROWS for d in _dtypes(value))
 
 
 def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) -> bool:
@@ -169,8 +224,7 @@ def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) ->
 
     rows = value if len(value) <= MAX_ROWS else None
     if rows is None:  # only the sampled rows go into the digest (see _pandas): only they can be guessed at
-        picks = sorted({*range(SAMPLE_ROWS), *range(len(value) - SAMPLE_ROWS, len(value)),
-                        *(i * (len(value) - 1) // (SAMPLE_ROWS - 1) for i in range(SAMPLE_ROWS))})
+        picks = _sample_picks(len(value))
         rows = value[picks] if isinstance(value, pd.Index) else value.iloc[picks]
     columns = [rows[c] for c in rows.columns] if isinstance(rows, pd.DataFrame) else [rows]
     labels: list[object] = [getattr(value, "name", None), *getattr(value, "columns", [])]
@@ -178,6 +232,8 @@ def _pandas_holds(value: pd.DataFrame | pd.Series | pd.Index, secret: Secret) ->
         labels += list(rows.index) if rows.index.dtype.kind in "OSU" else []
     texts = ["\n".join(map(str, labels))]
     texts += ["\n".join(map(str, column.tolist())) for column in columns if column.dtype.kind not in "biufcmM"]
+    texts += ["\n".join(map(str, _levels(column.dtype).tolist())) for column in columns  # unused levels too
+              if isinstance(column.dtype, pd.CategoricalDtype)]
     return any(secret(text) for text in texts)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from .described import value_fingerprint
-from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
+from .fingerprint import earlier_fingerprint, file_fingerprint, fingerprint, library_paths, shown_fingerprint
 from .inputs import CellLog, TurnInputs, cell_key, followed, ran_inputs, short_secret
 
 if TYPE_CHECKING:
@@ -38,7 +38,8 @@ def changes(inputs: TurnInputs, shell: InteractiveShell, root: Path, log: CellLo
             # unless the turn's own code made it again as it found it: its code cells below do so again
             if inputs.left_values.get(name) != fp:
                 changed.append(f"`{name}` (no longer defined)")
-        elif not _as_found_or_left(value_fingerprint(ns[name], secret=secret, replay=True), fp, inputs.left_values.get(name)):
+        elif not _as_found_or_left(value_fingerprint(ns[name], secret=secret, replay=True), fp, inputs.left_values.get(name)) \
+                and not _as_found_or_left(earlier_fingerprint(ns[name], secret), fp, inputs.left_values.get(name)):
             changed.append(f"`{name}`")
     for name, fp in inputs.shown.items():  # a secret's text is not compared: its length would answer a guess
         if name in ns and not short_secret(ns[name], redact) \
@@ -87,7 +88,7 @@ def _changed_outputs(inputs: TurnInputs, shell: InteractiveShell, ran: list[str]
         if n is None:
             continue
         now = fingerprint(out[n], secret=secret) if isinstance(out, dict) and n in out else None
-        if now != fp:
+        if now != fp and (now is None or earlier_fingerprint(out[n], secret) != fp):
             line = inputs.cells.get(key)
             changed.append(f"the output of the cell `{line}`" if line else "the output of a cell above")
     return changed

@@ -97,13 +97,20 @@ def _brief(info: VariableInfo) -> VariableInfo:
     return VariableInfo(info.name, info.type, info.summary)
 
 
+_TABLES = frozenset({"DataFrame", "Series"})
+"""Types whose description's lines are columns and sample rows (pandas', polars')."""
+
+
 def _cut_to(info: VariableInfo, tokens: int, ask: str = ASK_MODEL) -> VariableInfo:
     """``info`` with detail lines dropped from the end until it fits ``tokens`` (a note says so)."""
     lines = info.detail.split("\n")
     while lines and count_text_tokens("\n".join(lines)) > tokens:
         lines = lines[: max(len(lines) * 3 // 4, len(lines) - 50) - 1]
     cut = len(info.detail.split("\n")) - len(lines)
-    note = [f"    [... {cut} more lines of this description (columns, sample rows) left out for the budget: "
+    # A table's lines are its columns and sample rows; an array's values, a _repr_llm_'s own text
+    # were called "columns, sample rows" too (the model then asked an object for its columns).
+    what = " (columns, sample rows)" if info.type in _TABLES else ""
+    note = [f"    [... {cut} more lines of this description{what} left out for the budget: "
             f"{ask}]"] if cut else []
     return VariableInfo(info.name, info.type, info.summary, "\n".join([*lines, *note]))
 

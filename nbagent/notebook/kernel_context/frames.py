@@ -28,6 +28,8 @@ LEVELS = 10
 #: Statistics read at most this many cells (rows x detailed columns).
 STATS_CELLS = 2_000_000
 SAMPLE_ROWS = 3
+#: A MultiIndex's levels named (with their dtypes) on its index line.
+MAX_LEVELS = 8
 VALUE_CHARS = 40
 LINE_CHARS = 240
 
@@ -166,7 +168,20 @@ def _index_text(index: "pd.Index") -> str:
     # Uniqueness hashes every label: asked only of an index small enough (a RangeIndex knows at once).
     unique = index.is_unique if len(index) <= STATS_CELLS or kind == "RangeIndex" else True
     entries = f"{len(index):,} entries" if len(index) != 1 else "1 entry"
-    return f"{kind}{name}, {entries}, {first} .. {last}" + ("" if unique else ", not unique")
+    return f"{kind}{name}, {entries}, {first} .. {last}" + ("" if unique else ", not unique") + _levels_text(index)
+
+
+def _levels_text(index: "pd.Index") -> str:
+    """A MultiIndex's level names and dtypes: its ``name`` is None, so it read "MultiIndex, 6
+    entries" and the model had no name to ``groupby(level=...)``/``xs`` by (the sample rows' header,
+    the only other place, is dropped first by the budget) nor a level's dtype (a tz-aware one)."""
+    names = getattr(index, "names", None)
+    levels = getattr(index, "levels", None)
+    if type(index).__name__ != "MultiIndex" or names is None or levels is None:
+        return ""
+    told = [f"{short(n)} ({lv.dtype})" for n, lv in zip(list(names)[:MAX_LEVELS], list(levels)[:MAX_LEVELS], strict=True)]
+    more = f", … {len(names) - MAX_LEVELS} more" if len(names) > MAX_LEVELS else ""
+    return cut(f"; levels {', '.join(told)}{more}", LINE_CHARS // 2)
 
 
 def _values_text(col: "pd.Series") -> str:

@@ -97,3 +97,56 @@ def test_a_subclass_of_a_frame_from_another_library_is_a_frame_too():
     Geo.__module__ = "geopandas.geodataframe"
     assert fingerprint(Geo(sales())) is not None
     assert fingerprint(Geo(sales())) != fingerprint(Geo(sales(west=871.5)))
+
+
+def test_a_categorical_whose_levels_or_order_changed_and_a_renamed_index_level_are_changes():
+    # The kernel context tells "ordered levels ['lo', 'hi']" and the index's level names; the digest
+    # read the dtype as "category" and hashed the values and index labels only, so a replay after
+    # reorder_categories (sort order, min/max), as_ordered or rename_axis replayed the old answer silently.
+    def sizes(categories: list[str], ordered: bool = True) -> pd.DataFrame:
+        return pd.DataFrame({"c": pd.Categorical(["lo", "hi"], categories=categories, ordered=ordered)})
+
+    assert fingerprint(sizes(["lo", "hi"])) == fingerprint(sizes(["lo", "hi"]))
+    assert fingerprint(sizes(["lo", "hi"])) != fingerprint(sizes(["hi", "lo"]))
+    assert fingerprint(sizes(["lo", "hi"])) != fingerprint(sizes(["lo", "hi"], ordered=False))
+    assert fingerprint(sizes(["lo", "hi"])) != fingerprint(sizes(["lo", "hi", "mid"]))
+    assert fingerprint(sizes(["lo", "hi"])["c"]) != fingerprint(sizes(["hi", "lo"])["c"])
+    idx = pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["grp", "n"])
+    frame = pd.DataFrame({"v": [1.0, 2.0]}, index=idx)
+    assert fingerprint(frame) != fingerprint(frame.rename_axis(["group", "n"]))
+    assert fingerprint(sales()) != fingerprint(sales().rename_axis("row"))
+
+
+def test_a_categorical_with_a_secret_among_its_unused_levels_has_no_fingerprint():
+    # The levels now enter the digest: one holding a key must not be checkable offline.
+    key = "sk-ant-api03-" + "a" * 40
+    frame = pd.DataFrame({"c": pd.Categorical(["x"], categories=["x", key])})
+    assert fingerprint(frame, secret=lambda text: key in text) is None
+
+
+def test_a_frame_without_categoricals_or_index_names_keeps_the_digest_recorded_by_earlier_versions():
+    # A notebook recorded before levels and index names entered the digest must not replay as changed.
+    assert fingerprint(sales()) == "3b892376b62fbfa29ebad0881210a4da"
+
+
+def test_a_categorical_with_more_levels_than_rows_read_hashes_a_sample_of_them(monkeypatch):
+    # 10 million user ids made categorical: hashing every level took 10 s at each prompt naming the
+    # frame (pandas' own hash of the column, 1 s, aside). Levels are sampled as rows are, and said so.
+    monkeypatch.setattr(fp_mod, "MAX_ROWS", 1_000)
+    monkeypatch.setattr(fp_mod, "SAMPLE_ROWS", 10)
+    hashed: list[int] = []
+    real = pd.util.hash_pandas_object
+
+    def spy(obj, *args, **kwargs):
+        hashed.append(len(obj))
+        return real(obj, *args, **kwargs)
+
+    monkeypatch.setattr(pd.util, "hash_pandas_object", spy)
+    levels = [f"user-{i:05d}" for i in range(5_000)]
+    frame = pd.DataFrame({"user": pd.Categorical(levels[:3], categories=levels)})
+    first = fingerprint(frame)
+    assert first is not None and first.startswith(BOUNDED)
+    assert max(hashed) <= 30
+    renamed = frame.copy()
+    renamed["user"] = renamed["user"].cat.rename_categories({levels[0]: "user-x"})
+    assert fingerprint(renamed) != first

@@ -271,3 +271,14 @@ def test_a_repr_llm_returning_none_declines_as_ipythons_repr_methods_do() -> Non
     text, _ = context_text(shell_with(d=Declines(), m=Measured([1, 2])), "what are `d` and `m`?")
     assert "  - d: Declines\n" in text and "not described" not in text, text
     assert "  - m: Measured" in text, text
+
+
+def test_a_long_repr_llm_cut_for_the_budget_is_not_said_to_lose_columns_and_sample_rows() -> None:
+    # The note read "(columns, sample rows) left out" for an object's own text or an array's values.
+    class Notes:
+        def _repr_llm_(self) -> str:
+            return "\n".join(f"note {i}: " + "word " * 30 for i in range(60))
+
+    text, _ = context_text(shell_with(notes=Notes()), "what is in `notes`?", budget=600)
+    assert "more lines of this description left out for the budget" in block_of(text, "notes")
+    assert "columns, sample rows" not in block_of(text, "notes")

@@ -226,3 +226,16 @@ def test_a_one_row_frame_reads_first_row_and_1_entry() -> None:
     block = block_of(text, "one")
     assert "first row:" in block and "first 1 rows" not in block, block
     assert "1 entry" in block and "1 entries" not in block, block
+
+
+def test_a_multiindex_names_its_levels_and_their_dtypes() -> None:
+    # It read "index: MultiIndex, 6 entries, ('a', …) .. ('b', …)": no level name to groupby(level=)
+    # or xs by, nor the tz of a datetime level (only the sample rows' header, cut first, named them).
+    when = pd.date_range("2024-01-01", periods=3, tz="Europe/Paris")
+    idx = pd.MultiIndex.from_product([["a", "b"], when], names=["grp", "when"])
+    mi = pd.DataFrame({"x": pd.array([1, None, 3, 4, None, 6], dtype="Int64")}, index=idx)
+    text, _ = context_text(shell_with(mi=mi), "what is `mi`?")
+    assert f"; levels 'grp' ({idx.levels[0].dtype}), 'when' ({when.dtype}); memory" in block_of(text, "mi")
+    s = pd.Series([1.0, 2.0], index=pd.MultiIndex.from_tuples([("a", 1), ("b", 2)]))
+    text, _ = context_text(shell_with(s=s), "what is `s`?")
+    assert f"; levels None ({s.index.levels[0].dtype}), None (int64); memory" in block_of(text, "s")
