@@ -103,6 +103,14 @@ def matches(word: str, columns: Sequence[str]) -> str | None:
     return None
 
 
+def without_frame(name: str, prompt: str, columns: Sequence[str]) -> str:
+    """``prompt`` without the frame's own name, so that it names no column ("the most orders in
+    `orders`" is not about an ``order_date`` column); kept when a column has that very name."""
+    if any(c.lower() == name.lower() for c in columns):
+        return prompt
+    return re.sub(rf"`?\b{re.escape(name)}\b`?", " ", prompt)
+
+
 def named(prompt: str, columns: Sequence[str]) -> list[str]:
     """The columns the prompt names, in the prompt's order."""
     found = (matches(w, columns) for w in re.findall(r"\w+", prompt))
@@ -110,4 +118,4 @@ def named(prompt: str, columns: Sequence[str]) -> list[str]:
 
 
 __all__ = ["Frame", "column", "columns_said", "frame_of", "literal", "look_code", "matches", "named",
-           "view_with_looks"]
+           "view_with_looks", "without_frame"]

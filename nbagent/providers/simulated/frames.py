@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from . import readers
-from .columns import Frame, column, literal, matches, named
+from .columns import Frame, column, literal, matches, named, without_frame
 from .step import Step
 
 _SHAPE = re.compile(r"\b(shape|how many rows|how many columns|how big|size|dimensions?)\b", re.I)
@@ -23,11 +23,19 @@ _GROUP = re.compile(
     r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
     r"\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?)\b"
     r"|\b(most|largest|biggest|highest)\b.*\b(?:by|per)\s+(\w+)"
-    r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading)\s+(\w+)",
-    re.I)  # "what are the top regions", "which is the best region": the group follows the superlative
+    r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading)\s+(\w+)"
+    r"|\btop\s+\d+\s+(\w+)",
+    re.I)  # "what are the top regions", "which is the best region": the group follows the superlative;
+# "top 3 customers by quantity": the group follows the count
+_TOP_N = re.compile(r"\btop\s+(\d+)\b", re.I)
 _GROUP_BY = re.compile(r"\b(?:most|largest|biggest|highest|top)\b.*\b(?:by|per)\s+(\w+)", re.I)
 """A group named after "by" wins ("what is the highest revenue by region": region, not revenue)."""
 _PER = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
+# "how many rows have price above 20": a count of the rows meeting a condition, not the frame's shape
+_ROWS_WHERE = re.compile(r"\bhow many\b.*?\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more than|"
+                         r"below|under|less than|at least|at most)\s+(-?\d+(?:\.\d+)?)\b", re.I)
+_COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
+                "less than": "<", "at least": ">=", "at most": "<="}
 STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
          "min": "min", "minimum": "min", "median": "median"}
 _STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum", "median": "median"}
@@ -35,10 +43,10 @@ _STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum
 
 def intents(prompt: str) -> list[str]:
     """The DataFrame questions asked in ``prompt``, in a fixed order."""
-    found = []
+    found = ["rows_where"] if _ROWS_WHERE.search(prompt) else []
     for name, pattern in (("shape", _SHAPE), ("columns", _COLUMNS), ("describe", _DESCRIBE),
                           ("largest_group", _GROUP), ("missing", _MISSING)):
-        if pattern.search(prompt):
+        if pattern.search(prompt) and not (name == "shape" and found):
             found.append(name)
     return found
 
@@ -63,22 +71,37 @@ def _missing_said(name: str, output: str) -> str | None:
     return f"`{name}` has {total} missing value{'' if total == 1 else 's'}" + (f" ({some})" if some else "")
 
 
-def _largest_said(by: str, value: str, output: str) -> str | None:
+def _counted(frame: str, prompt: str) -> bool:
+    """Whether "most" asks for the most rows ("which customer has the most orders" in `orders`,
+    "which store appears most often"), not the largest total of a number."""
+    things = rf"{re.escape(frame)}|rows|records|entries|times|often|frequent\w*|common"
+    return re.search(rf"\b(?:most|largest number of|highest number of)\s+(?:`?(?:{things})\b)", prompt, re.I) is not None
+
+
+def _largest_said(by: str, what: str, output: str) -> str | None:
+    """The first row of a sorted Series, and the rows tied with it ("ann, bob and cy have the most
+    rows (3) by customer")."""
     found = readers.series_rows(output)
     if not found or not found[0]:
         return None
-    label, total = found[0][0]
+    rows = found[0]
     try:
-        return f"{label} has the largest total {value} ({readers.money(float(total))}) by {by}"
+        top = float(rows[0][1])
+        tied = [label for label, value in rows if float(value) == top]
     except ValueError:
         return None
+    shown = f"{int(top):,}" if rows[0][1].lstrip("-").isdigit() else readers.money(top)  # a count stays 3, not 3.00
+    if len(tied) == 1:
+        return f"{tied[0]} has the {what} ({shown}) by {by}"
+    return f"{', '.join(tied[:-1])} and {tied[-1]} tie for the {what} ({shown}) by {by}"
 
 
 def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     """Group by the column the prompt names (else the first text column) and total the numeric
     column it names (else the first numeric one); look at the dtypes first when that is unknown."""
     m, by_word = _GROUP.search(prompt), _GROUP_BY.search(prompt)
-    words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or "") if m else ""]
+    words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or m.group(6) or "") if m else ""]
+    counted, prompt = _counted(frame.name, prompt), without_frame(frame.name, prompt, frame.columns)
     numeric = frame.numeric() if frame.dtypes is not None else []
     # "the top regions by revenue": revenue, a numeric column, is what to total, not the group
     named_groups = list(dict.fromkeys(c for c in (matches(w, frame.columns) for w in words if w) if c))
@@ -89,6 +112,8 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
         # named: the column's maximum (262), not the largest group's total (462 for north)
         return [stat_step(frame.name, "max", frame.columns, prompt, "frame")]
     by = next((c for c in named_groups if c not in numeric), None)
+    if counted and by is not None:
+        return [_count_step(frame.name, by)]
     said = [c for c in named(prompt, frame.columns) if c != by]
     if frame.dtypes is not None:
         by = by or next(iter(frame.text()), None)
@@ -98,10 +123,44 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
             return [frame.look(quiet=True)]
         return (f"I found no text column to group `{frame.name}` by, or no numeric column to total."
                 if not frame.look_failed else frame.unknown())
-    value = said[0]
-    code = f"{frame.name}.groupby({literal(by)})[{literal(value)}].sum().sort_values(ascending=False)"
+    if counted:
+        return [_count_step(frame.name, by)]
+    value, top = said[0], _TOP_N.search(prompt)
+    largest = f"nlargest({top.group(1)})" if top else "sort_values(ascending=False)"
+    code = f"{frame.name}.groupby({literal(by)})[{literal(value)}].sum().{largest}"
+    if top:
+        return [Step("python", {"code": code}, f"total {value} by {by} in `{frame.name}`, top {top.group(1)}",
+                     reads=lambda out: _top_said(by, value, out))]
     return [Step("python", {"code": code}, f"total {value} by {by} in `{frame.name}`, largest first",
-                 reads=lambda out: _largest_said(by, value, out))]
+                 reads=lambda out: _largest_said(by, f"largest total {value}", out))]
+
+
+def _top_said(by: str, value: str, output: str) -> str | None:
+    found = readers.series_rows(output)
+    if not found or not found[0]:
+        return None
+    listed = ", ".join(f"{label} ({total})" for label, total in found[0])
+    return f"the top {len(found[0])} {by} values by total {value}: {listed}"
+
+
+def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
+    """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition."""
+    m = _ROWS_WHERE.search(without_frame(frame.name, prompt, frame.columns))
+    col = matches(m.group(1), frame.columns) if m else None
+    if m is None or col is None:
+        if frame.columns or frame.looked:
+            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to compare."
+        return [frame.look(quiet=True)]
+    op, number = _COMPARISONS[m.group(2).lower()], m.group(3)
+    code = f"({column(frame.name, col)} {op} {number}).sum()"
+    said = f"rows of `{frame.name}` have {col} {op} {number}"
+    return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {col} {op} {number}",
+                 reads=lambda out: None if (n := readers.number(out)) is None else f"{int(n):,} {said}")]
+
+
+def _count_step(name: str, by: str) -> Step:
+    return Step("python", {"code": f"{column(name, by)}.value_counts()"}, f"count the rows of `{name}` per {by}, most first",
+                reads=lambda out: _largest_said(by, "most rows", out))
 
 
 def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
@@ -114,6 +173,8 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
         return [frame.look()]
     if intent == "describe":
         return [Step("python", {"code": f"{name}.describe()"}, f"describe `{name}` with summary statistics")]
+    if intent == "rows_where":
+        return _rows_where(frame, prompt)
     if intent == "missing":
         return [Step("python", {"code": f"{name}.isna().sum()"}, f"count the missing values in `{name}`",
                      reads=lambda out: _missing_said(name, out))]

@@ -1,0 +1,68 @@
+"""The offline model answers counting questions about a live DataFrame with the code a person
+writes: rows per group (``value_counts``), the top N groups (``nlargest``), rows meeting a
+condition, and never takes the frame's own name for a column ("orders" is not ``order_date``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .test_simulated_rule_code import agent_with, codes_and_answer
+
+ORDERS = pd.DataFrame({
+    "order_date": pd.date_range("2024-01-01", periods=12, freq="W"),
+    "customer": ["ann", "bob", "cy", "ann", "dee", "bob", "cy", "ann", "eve", "bob", "cy", "dee"],
+    "category": ["toys", "books", "toys", "garden", "books", "toys", "garden", "books", "toys", "books",
+                 "garden", "toys"],
+    "price": [9.5, 12.0, np.nan, 30.0, 8.0, 15.0, 22.0, np.nan, 11.0, 13.0, 25.0, 7.5],
+    "quantity": [3, 1, 2, 1, 5, 2, 1, 4, 2, 1, 3, 6],
+})
+
+
+async def test_the_most_orders_counts_rows_per_group_and_names_the_ties(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer has the most orders in `orders`?")
+    assert codes == ['orders["customer"].value_counts()']  # main summed order_date, a datetime: TypeError
+    counts = ORDERS["customer"].value_counts()
+    tied = sorted(counts[counts == counts.max()].index)
+    assert tied == ["ann", "bob", "cy"]
+    assert answer.startswith("(simulated model) ann, bob and cy tie for the most rows (3) by customer.")
+
+
+async def test_appearing_most_often_counts_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which category appears most often in orders?")
+    assert codes == ['orders["category"].value_counts()']
+    top = ORDERS["category"].value_counts()
+    assert answer.startswith(f"(simulated model) {top.index[0]} has the most rows ({top.iloc[0]}) by category.")
+
+
+async def test_top_n_groups_by_a_total_are_the_n_largest(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Top 3 customers by total quantity in `orders`")
+    assert codes == ['orders.groupby("customer")["quantity"].sum().nlargest(3)']  # main: orders["customer"].sum()
+    top = ORDERS.groupby("customer")["quantity"].sum().nlargest(3)
+    listed = ", ".join(f"{k} ({v})" for k, v in top.items())
+    assert answer.startswith(f"(simulated model) the top 3 customer values by total quantity: {listed}.")
+
+
+async def test_rows_meeting_a_condition_are_counted_not_the_shape(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many rows in orders have price above 20?")
+    assert codes == ['(orders["price"] > 20).sum()']  # main: orders.shape, "12 rows and 5 columns"
+    assert answer.startswith(f"(simulated model) {(ORDERS['price'] > 20).sum()} rows of `orders` have price > 20.")
+
+
+async def test_rows_meeting_a_condition_look_first_when_the_columns_are_unknown(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path, columns_in_facts=False)
+    codes, answer = await codes_and_answer(agent, "How many rows of `orders` have a quantity of at least 3?")
+    assert codes == ["orders.dtypes", '(orders["quantity"] >= 3).sum()']
+    assert f"{(ORDERS['quantity'] >= 3).sum()} rows of `orders` have quantity >= 3." in answer
+
+
+async def test_the_frames_own_name_is_not_a_column(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, "What is the mean of `orders`?")
+    assert codes == ["orders.mean(numeric_only=True)"]  # main: orders["order_date"].mean()
