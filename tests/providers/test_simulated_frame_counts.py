@@ -66,3 +66,43 @@ async def test_the_frames_own_name_is_not_a_column(tmp_path: Path) -> None:
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     codes, _ = await codes_and_answer(agent, "What is the mean of `orders`?")
     assert codes == ["orders.mean(numeric_only=True)"]  # main: orders["order_date"].mean()
+
+
+async def test_the_lowest_total_ranks_smallest_first(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which category has the lowest total quantity in `orders`?")
+    assert codes == ['orders.groupby("category")["quantity"].sum().sort_values()']  # main: orders["category"].sum()
+    low = ORDERS.groupby("category")["quantity"].sum().sort_values()
+    assert answer.startswith(f"(simulated model) {low.index[0]} has the smallest total quantity ({low.iloc[0]}) by category.")
+
+
+async def test_the_lowest_value_of_a_column_is_its_minimum(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the lowest price in `orders`?")
+    assert codes[-1] == 'orders["price"].min()'  # main: orders.head()
+    assert f"the minimum price of `orders` is {ORDERS['price'].min():.2f}" in answer
+
+
+async def test_the_fewest_orders_counts_rows_fewest_first(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer has the fewest orders in `orders`?")
+    assert codes == ['orders["customer"].value_counts(ascending=True)']
+    assert answer.startswith("(simulated model) eve has the fewest rows (1) by customer.")
+
+
+async def test_which_month_groups_the_dates_by_month(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which month had the most quantity in `orders`?")
+    assert codes == ["orders.dtypes", 'orders.groupby(orders["order_date"].dt.to_period("M"))["quantity"].sum()'
+                     '.sort_values(ascending=False)']  # main grouped by each date and named a day
+    per_month = ORDERS.groupby(ORDERS["order_date"].dt.to_period("M"))["quantity"].sum()
+    tied = [str(p) for p in per_month[per_month == per_month.max()].index]
+    assert tied == ["2024-02", "2024-03"]
+    assert answer.startswith("(simulated model) 2024-02 and 2024-03 tie for the largest total quantity (12) by month.")
+
+
+async def test_which_month_has_the_most_rows_counts_per_month(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which month had the most orders in `orders`?")
+    assert codes == ["orders.dtypes", 'orders["order_date"].dt.to_period("M").value_counts()']
+    assert answer.startswith("(simulated model) 2024-01, 2024-02 and 2024-03 tie for the most rows (4) by month.")

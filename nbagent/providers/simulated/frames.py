@@ -7,6 +7,7 @@ the brain reads the printed result back into the answer's sentence (:mod:`.reade
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
@@ -21,14 +22,19 @@ _MISSING = re.compile(r"\b(missing|nan|nulls?|na|empty values?|blanks?)\b", re.I
 # maximum, not the largest group's total, whose "group" word was "is").
 _GROUP = re.compile(
     r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
-    r"\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?)\b"
-    r"|\b(most|largest|biggest|highest)\b.*\b(?:by|per)\s+(\w+)"
-    r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading)\s+(\w+)"
+    r"\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?|lowest|smallest|least|fewest)\b"
+    r"|\b(most|largest|biggest|highest|lowest|smallest|least|fewest)\b.*\b(?:by|per)\s+(\w+)"
+    r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading|lowest|smallest)"
+    r"\s+(\w+)"
     r"|\btop\s+\d+\s+(\w+)",
     re.I)  # "what are the top regions", "which is the best region": the group follows the superlative;
 # "top 3 customers by quantity": the group follows the count
 _TOP_N = re.compile(r"\btop\s+(\d+)\b", re.I)
-_GROUP_BY = re.compile(r"\b(?:most|largest|biggest|highest|top)\b.*\b(?:by|per)\s+(\w+)", re.I)
+_GROUP_BY = re.compile(r"\b(?:most|largest|biggest|highest|top|lowest|smallest|least|fewest)\b.*\b(?:by|per)\s+(\w+)",
+                       re.I)
+_SMALLEST = re.compile(r"\b(lowest|smallest|least|fewest)\b", re.I)
+# "which month sold most": a period of the date column (pandas' period codes), not each date
+_PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
 """A group named after "by" wins ("what is the highest revenue by region": region, not revenue)."""
 _PER = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
 # "how many rows have price above 20": a count of the rows meeting a condition, not the frame's shape
@@ -75,7 +81,8 @@ def _counted(frame: str, prompt: str) -> bool:
     """Whether "most" asks for the most rows ("which customer has the most orders" in `orders`,
     "which store appears most often"), not the largest total of a number."""
     things = rf"{re.escape(frame)}|rows|records|entries|times|often|frequent\w*|common"
-    return re.search(rf"\b(?:most|largest number of|highest number of)\s+(?:`?(?:{things})\b)", prompt, re.I) is not None
+    ranked = r"most|fewest|(?:largest|highest|smallest) number of"
+    return re.search(rf"\b(?:{ranked})\s+`?(?:{things})\b", prompt, re.I) is not None
 
 
 def _largest_said(by: str, what: str, output: str) -> str | None:
@@ -97,11 +104,16 @@ def _largest_said(by: str, what: str, output: str) -> str | None:
 
 
 def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
-    """Group by the column the prompt names (else the first text column) and total the numeric
-    column it names (else the first numeric one); look at the dtypes first when that is unknown."""
+    """Group by the column the prompt names (else the first text column), or by a period of the
+    date column ("which month"), and total the numeric column it names (else the first numeric
+    one), or count the rows ("the most orders"); look at the dtypes first when that is unknown."""
     m, by_word = _GROUP.search(prompt), _GROUP_BY.search(prompt)
     words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or m.group(6) or "") if m else ""]
-    counted, prompt = _counted(frame.name, prompt), without_frame(frame.name, prompt, frame.columns)
+    order = _Order(_counted(frame.name, prompt), bool(_SMALLEST.search(prompt)), _TOP_N.search(prompt))
+    prompt = without_frame(frame.name, prompt, frame.columns)
+    period = next((_PERIODS[w.lower().rstrip("s")] for w in words if w.lower().rstrip("s") in _PERIODS), None)
+    if period is not None and not any(matches(w, frame.columns) for w in words if w):
+        return _by_period(frame, prompt, period, order)
     numeric = frame.numeric() if frame.dtypes is not None else []
     # "the top regions by revenue": revenue, a numeric column, is what to total, not the group
     named_groups = list(dict.fromkeys(c for c in (matches(w, frame.columns) for w in words if w) if c))
@@ -110,10 +122,10 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     if numeric and named_groups and not by_word and all(c in numeric for c in named_groups):
         # "what is the highest revenue": the word after the superlative is the number, and no group is
         # named: the column's maximum (262), not the largest group's total (462 for north)
-        return [stat_step(frame.name, "max", frame.columns, prompt, "frame")]
+        return [stat_step(frame.name, "min" if order.smallest else "max", frame.columns, prompt, "frame")]
     by = next((c for c in named_groups if c not in numeric), None)
-    if counted and by is not None:
-        return [_count_step(frame.name, by)]
+    if order.counted and by is not None:
+        return [_count_step(frame.name, column(frame.name, by), by, order)]
     said = [c for c in named(prompt, frame.columns) if c != by]
     if frame.dtypes is not None:
         by = by or next(iter(frame.text()), None)
@@ -123,16 +135,51 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
             return [frame.look(quiet=True)]
         return (f"I found no text column to group `{frame.name}` by, or no numeric column to total."
                 if not frame.look_failed else frame.unknown())
-    if counted:
-        return [_count_step(frame.name, by)]
-    value, top = said[0], _TOP_N.search(prompt)
-    largest = f"nlargest({top.group(1)})" if top else "sort_values(ascending=False)"
-    code = f"{frame.name}.groupby({literal(by)})[{literal(value)}].sum().{largest}"
-    if top:
-        return [Step("python", {"code": code}, f"total {value} by {by} in `{frame.name}`, top {top.group(1)}",
-                     reads=lambda out: _top_said(by, value, out))]
-    return [Step("python", {"code": code}, f"total {value} by {by} in `{frame.name}`, largest first",
-                 reads=lambda out: _largest_said(by, f"largest total {value}", out))]
+    if order.counted:
+        return [_count_step(frame.name, column(frame.name, by), by, order)]
+    return [_total_step(frame.name, literal(by), by, said[0], order)]
+
+
+@dataclass(frozen=True)
+class _Order:
+    """How a group question ranks: rows counted or a column totalled, smallest or largest first,
+    the top N only."""
+
+    counted: bool
+    smallest: bool
+    top: re.Match[str] | None
+
+    def ranked(self, what: str) -> str:
+        return f"{'smallest' if self.smallest else 'largest'} total {what}"
+
+
+def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[Step] | str:
+    """``sales.groupby(sales["date"].dt.to_period("M"))["revenue"].sum()…`` for "which month"."""
+    if frame.dtypes is None:
+        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+    dates = [c for c, t in frame.dtypes.items() if t.startswith("datetime")]
+    values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
+    label = next(w for w, code in _PERIODS.items() if code == period)
+    if not dates or not (values or order.counted):
+        return f"I found no date column in `{frame.name}` to group by {label}, or no numeric column to total."
+    key = f"{column(frame.name, dates[0])}.dt.to_period({literal(period)})"
+    if order.counted:
+        return [_count_step(frame.name, key, label, order)]
+    return [_total_step(frame.name, key, label, values[0], order)]
+
+
+def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step:
+    """The groups' totals of ``value``, ranked as asked (``key``: the groupby argument's code)."""
+    ranked = (f"{'nsmallest' if order.smallest else 'nlargest'}({order.top.group(1)})" if order.top
+              else "sort_values()" if order.smallest else "sort_values(ascending=False)")
+    code = f"{name}.groupby({key})[{literal(value)}].sum().{ranked}"
+    if order.top:
+        top = order.top.group(1)
+        return Step("python", {"code": code}, f"total {value} by {by} in `{name}`, top {top}",
+                    reads=lambda out: _top_said(by, value, out))
+    first = "smallest" if order.smallest else "largest"
+    return Step("python", {"code": code}, f"total {value} by {by} in `{name}`, {first} first",
+                reads=lambda out: _largest_said(by, order.ranked(value), out))
 
 
 def _top_said(by: str, value: str, output: str) -> str | None:
@@ -141,6 +188,14 @@ def _top_said(by: str, value: str, output: str) -> str | None:
         return None
     listed = ", ".join(f"{label} ({total})" for label, total in found[0])
     return f"the top {len(found[0])} {by} values by total {value}: {listed}"
+
+
+def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
+    """The rows per group (``key``: a column's or a period's code), most (or fewest) first."""
+    code = f"{key}.value_counts({'ascending=True' if order.smallest else ''})"
+    most = "fewest" if order.smallest else "most"
+    return Step("python", {"code": code}, f"count the rows of `{name}` per {by}, {most} first",
+                reads=lambda out: _largest_said(by, f"{most} rows", out))
 
 
 def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
@@ -156,11 +211,6 @@ def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     said = f"rows of `{frame.name}` have {col} {op} {number}"
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {col} {op} {number}",
                  reads=lambda out: None if (n := readers.number(out)) is None else f"{int(n):,} {said}")]
-
-
-def _count_step(name: str, by: str) -> Step:
-    return Step("python", {"code": f"{column(name, by)}.value_counts()"}, f"count the rows of `{name}` per {by}, most first",
-                reads=lambda out: _largest_said(by, "most rows", out))
 
 
 def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:

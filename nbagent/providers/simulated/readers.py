@@ -12,7 +12,8 @@ import re
 
 _RESULT = "[result]\n"
 _NUMBER = re.compile(r"^(?:np\.(?:float|int|uint)\d*\()?(-?[\d.e+-]+|nan|inf)\)?$")
-_FOOTER = re.compile(r"^(?:Name: .*|dtype: \w+|Length: \d+, dtype: \w+)$")
+# A period index adds "Freq: M, " ("Freq: M, Name: quantity, dtype: int64")
+_FOOTER = re.compile(r"^(?:Length: \d+, )?(?:Freq: [\w-]+, )?(?:Name: .*|dtype: \w+)$")
 
 
 def result_of(output: str) -> str:
