@@ -41,7 +41,11 @@ class Frame:
         return [c for c, t in (self.dtypes or {}).items() if readers.is_numeric(t)]
 
     def text(self) -> list[str]:
-        return [c for c, t in (self.dtypes or {}).items() if not readers.is_numeric(t)]
+        """The columns to group by: neither numbers nor dates (grouping by each date is no grouping)."""
+        return [c for c, t in (self.dtypes or {}).items() if not readers.is_numeric(t) and not readers.is_date(t)]
+
+    def dates(self) -> list[str]:
+        return [c for c, t in (self.dtypes or {}).items() if readers.is_date(t)]
 
     def look(self, quiet: bool = False) -> Step:
         """The call that tells the brain the columns and their types (``quiet``: a look made to

@@ -42,6 +42,7 @@ _ROWS_WHERE = re.compile(r"\bhow many\b.*?\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(abov
                          r"below|under|less than|at least|at most)\s+(-?\d+(?:\.\d+)?)\b", re.I)
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
                 "less than": "<", "at least": ">=", "at most": "<="}
+_UNIQUE = re.compile(r"\b(?:how many|number of|count (?:of )?(?:the )?)\s*(?:unique|distinct|different)\s+(\w+)", re.I)
 STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
          "min": "min", "minimum": "min", "median": "median"}
 _STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum", "median": "median"}
@@ -50,6 +51,7 @@ _STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum
 def intents(prompt: str) -> list[str]:
     """The DataFrame questions asked in ``prompt``, in a fixed order."""
     found = ["rows_where"] if _ROWS_WHERE.search(prompt) else []
+    found += ["unique"] if _UNIQUE.search(prompt) else []
     for name, pattern in (("shape", _SHAPE), ("columns", _COLUMNS), ("describe", _DESCRIBE),
                           ("largest_group", _GROUP), ("missing", _MISSING)):
         if pattern.search(prompt) and not (name == "shape" and found):
@@ -157,7 +159,7 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
     """``sales.groupby(sales["date"].dt.to_period("M"))["revenue"].sum()…`` for "which month"."""
     if frame.dtypes is None:
         return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
-    dates = [c for c, t in frame.dtypes.items() if t.startswith("datetime")]
+    dates = frame.dates()
     values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
     label = next(w for w, code in _PERIODS.items() if code == period)
     if not dates or not (values or order.counted):
@@ -213,6 +215,19 @@ def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
                  reads=lambda out: None if (n := readers.number(out)) is None else f"{int(n):,} {said}")]
 
 
+def _unique_count(frame: Frame, prompt: str) -> list[Step] | str:
+    """``sales["region"].nunique()`` for "how many unique regions"."""
+    m = _UNIQUE.search(prompt)
+    col = matches(m.group(1), frame.columns) if m else None
+    if col is None:
+        if frame.columns or frame.looked:
+            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to count."
+        return [frame.look(quiet=True)]
+    said = f"distinct {col} values in `{frame.name}`"
+    return [Step("python", {"code": f"{column(frame.name, col)}.nunique()"}, f"count the {said}",
+                 reads=lambda out: None if (n := readers.number(out)) is None else f"there are {int(n):,} {said}")]
+
+
 def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     """The calls answering ``intent`` about ``frame``, or why there are none."""
     name = frame.name
@@ -223,6 +238,8 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
         return [frame.look()]
     if intent == "describe":
         return [Step("python", {"code": f"{name}.describe()"}, f"describe `{name}` with summary statistics")]
+    if intent == "unique":
+        return _unique_count(frame, prompt)
     if intent == "rows_where":
         return _rows_where(frame, prompt)
     if intent == "missing":
@@ -237,6 +254,17 @@ def _stat_said(what: str, output: str) -> str | None:
         return None
     shown = f"{value:,.2f}" if value != int(value) else f"{int(value):,}"
     return f"the {what} is {shown}"
+
+
+def _stats_said(what: str, output: str) -> str | None:
+    found = readers.series_rows(output)
+    if not found or found[1]:
+        return None
+    try:
+        listed = ", ".join(f"{label} {readers.money(float(value))}" for label, value in found[0])
+    except ValueError:
+        return None
+    return f"the {what}: {listed}"
 
 
 _ARRAYS = frozenset({"Series", "ndarray", "Index"})
@@ -254,6 +282,10 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     if kind == "frame" and by and values:
         code = f"{name}.groupby({literal(by)})[{literal(values[0])}].{stat}()"
         return Step("python", {"code": code}, f"compute the {word} {values[0]} per {by} in `{name}`")
+    if kind == "frame" and len(chosen) > 1:  # "the mean price and quantity": one call, one row each
+        code = f"{name}[[{', '.join(map(literal, chosen))}]].{stat}()"
+        return Step("python", {"code": code}, f"compute the {word} of {', '.join(chosen)} in `{name}`",
+                    reads=lambda out: _stats_said(f"{word} of `{name}`", out))
     if kind == "frame" and chosen:
         code, what = f"{column(name, chosen[0])}.{stat}()", f"{word} {chosen[0]} of `{name}`"
     elif kind == "frame":

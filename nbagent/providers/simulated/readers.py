@@ -79,8 +79,12 @@ def is_numeric(dtype: str) -> bool:
     return dtype.lower().startswith(("int", "uint", "float", "complex"))
 
 
+def is_date(dtype: str) -> bool:
+    return dtype.lower().startswith(("datetime", "timedelta", "period"))
+
+
 def money(value: float) -> str:
     return f"{value:,.2f}"
 
 
-__all__ = ["dtypes", "is_numeric", "money", "number", "result_of", "series_rows", "shape"]
+__all__ = ["dtypes", "is_date", "is_numeric", "money", "number", "result_of", "series_rows", "shape"]

@@ -1,0 +1,47 @@
+"""The offline model on more everyday questions about a live DataFrame with a date column:
+a group named by no column is never the dates, "<y> over <x>" plots y against x, distinct values
+are counted with ``nunique``, and two columns' statistic is one call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .test_simulated_frame_counts import ORDERS
+from .test_simulated_rule_code import agent_with, codes_and_answer
+
+
+async def test_a_group_the_frame_lacks_falls_back_to_a_text_column_not_the_dates(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which region sells most in `orders`?")
+    assert codes[-1] == 'orders.groupby("customer")["price"].sum().sort_values(ascending=False)'  # main: by order_date
+    assert answer.startswith("(simulated model) cy has the largest total price (47.00) by customer.")
+
+
+async def test_y_over_a_column_plots_y_against_that_column(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, "Plot quantity over order_date in `orders`")
+    # main: orders[["quantity", "order_date"]].plot() against the row number, labelled "row"
+    assert codes == ['import matplotlib.pyplot as plt\n\norders.plot(x="order_date", y="quantity")\n'
+                     'plt.title("Quantity over order_date")\nplt.xlabel("order_date")\nplt.ylabel("quantity")\nplt.show()']
+
+
+async def test_over_time_looks_for_the_date_column_then_plots_against_it(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, "Plot price over time in `orders`")
+    assert codes[0] == "orders.dtypes"
+    assert 'orders.plot(x="order_date", y="price")' in codes[1]  # main: orders["price"].plot() by row
+
+
+async def test_how_many_unique_values_is_nunique(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many unique customers are in `orders`?")
+    assert codes == ['orders["customer"].nunique()']  # main: orders.head(), no answer
+    assert answer.startswith(f"(simulated model) there are {ORDERS['customer'].nunique()} distinct customer values in `orders`.")
+
+
+async def test_the_mean_of_two_columns_is_one_call_with_both(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the mean price and quantity in `orders`?")
+    assert codes == ['orders[["price", "quantity"]].mean()']  # main: price only
+    means = ORDERS[["price", "quantity"]].mean()
+    assert f"the mean of `orders`: price {means['price']:.2f}, quantity {means['quantity']:.2f}" in answer
