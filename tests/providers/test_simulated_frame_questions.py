@@ -45,3 +45,21 @@ async def test_the_mean_of_two_columns_is_one_call_with_both(tmp_path: Path) -> 
     assert codes == ['orders[["price", "quantity"]].mean()']  # main: price only
     means = ORDERS[["price", "quantity"]].mean()
     assert f"the mean of `orders`: price {means['price']:.2f}, quantity {means['quantity']:.2f}" in answer
+
+
+async def test_the_highest_average_ranks_the_groups_means_not_their_totals(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which category has the highest average price in `orders`?")
+    # main: the totals by category, then orders["category"].mean(), a TypeError on the text column
+    assert codes == ['orders.groupby("category")["price"].mean().sort_values(ascending=False)']
+    means = ORDERS.groupby("category")["price"].mean().sort_values(ascending=False)
+    assert answer.startswith(f"(simulated model) {means.index[0]} has the largest mean price ({means.iloc[0]:.2f}) by category.")
+
+
+async def test_a_plural_in_ies_names_its_column(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Top 2 categories by average price in `orders`")
+    assert codes == ['orders.groupby("category")["price"].mean().nlargest(2)']
+    top = ORDERS.groupby("category")["price"].mean().nlargest(2)
+    listed = ", ".join(f"{k} ({v:.2f})" for k, v in top.items())
+    assert answer.startswith(f"(simulated model) the top 2 category values by mean price: {listed}.")

@@ -97,8 +97,9 @@ def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:
 def matches(word: str, columns: Sequence[str]) -> str | None:
     """The column ``word`` names: the same, or its singular/plural, ignoring case."""
     w = word.lower()
+    forms = (w, w.rstrip("s"), w + "s", w[:-3] + "y" if w.endswith("ies") else w)  # "categories": category
     for c in columns:
-        if c.lower() in (w, w.rstrip("s"), w + "s"):
+        if c.lower() in forms:
             return c
     for c in columns:  # "temperature" for temp_c, "revenues" for revenue_eur
         stem = c.lower().split("_")[0]

@@ -48,6 +48,12 @@ STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max":
 _STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum", "median": "median"}
 
 
+def group_stat(prompt: str) -> str:
+    """How a group question aggregates: "which region has the highest average revenue" ranks the
+    regions' means, not their totals."""
+    return next((STATS[w.lower()] for w in re.findall(r"\b(mean|average|median)\b", prompt, re.I)), "sum")
+
+
 def intents(prompt: str) -> list[str]:
     """The DataFrame questions asked in ``prompt``, in a fixed order."""
     found = ["rows_where"] if _ROWS_WHERE.search(prompt) else []
@@ -87,6 +93,11 @@ def _counted(frame: str, prompt: str) -> bool:
     return re.search(rf"\b(?:{ranked})\s+`?(?:{things})\b", prompt, re.I) is not None
 
 
+def _shown(value: str) -> str:
+    """A Series value as the answer says it: a count stays 3 (not 3.00), a float has two decimals."""
+    return f"{int(value):,}" if value.lstrip("-").isdigit() else readers.money(float(value))
+
+
 def _largest_said(by: str, what: str, output: str) -> str | None:
     """The first row of a sorted Series, and the rows tied with it ("ann, bob and cy have the most
     rows (3) by customer")."""
@@ -99,7 +110,7 @@ def _largest_said(by: str, what: str, output: str) -> str | None:
         tied = [label for label, value in rows if float(value) == top]
     except ValueError:
         return None
-    shown = f"{int(top):,}" if rows[0][1].lstrip("-").isdigit() else readers.money(top)  # a count stays 3, not 3.00
+    shown = _shown(rows[0][1])
     if len(tied) == 1:
         return f"{tied[0]} has the {what} ({shown}) by {by}"
     return f"{', '.join(tied[:-1])} and {tied[-1]} tie for the {what} ({shown}) by {by}"
@@ -111,7 +122,8 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     one), or count the rows ("the most orders"); look at the dtypes first when that is unknown."""
     m, by_word = _GROUP.search(prompt), _GROUP_BY.search(prompt)
     words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or m.group(6) or "") if m else ""]
-    order = _Order(_counted(frame.name, prompt), bool(_SMALLEST.search(prompt)), _TOP_N.search(prompt))
+    order = _Order(_counted(frame.name, prompt), bool(_SMALLEST.search(prompt)), _TOP_N.search(prompt),
+                   group_stat(prompt))
     prompt = without_frame(frame.name, prompt, frame.columns)
     period = next((_PERIODS[w.lower().rstrip("s")] for w in words if w.lower().rstrip("s") in _PERIODS), None)
     if period is not None and not any(matches(w, frame.columns) for w in words if w):
@@ -150,9 +162,13 @@ class _Order:
     counted: bool
     smallest: bool
     top: re.Match[str] | None
+    stat: str = "sum"
+
+    def word(self) -> str:
+        return _STAT_WORDS[self.stat]
 
     def ranked(self, what: str) -> str:
-        return f"{'smallest' if self.smallest else 'largest'} total {what}"
+        return f"{'smallest' if self.smallest else 'largest'} {self.word()} {what}"
 
 
 def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[Step] | str:
@@ -174,13 +190,14 @@ def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step
     """The groups' totals of ``value``, ranked as asked (``key``: the groupby argument's code)."""
     ranked = (f"{'nsmallest' if order.smallest else 'nlargest'}({order.top.group(1)})" if order.top
               else "sort_values()" if order.smallest else "sort_values(ascending=False)")
-    code = f"{name}.groupby({key})[{literal(value)}].sum().{ranked}"
+    code = f"{name}.groupby({key})[{literal(value)}].{order.stat}().{ranked}"
+    what = f"{order.word()} {value}"
     if order.top:
         top = order.top.group(1)
-        return Step("python", {"code": code}, f"total {value} by {by} in `{name}`, top {top}",
-                    reads=lambda out: _top_said(by, value, out))
+        return Step("python", {"code": code}, f"find the {what} by {by} in `{name}`, top {top}",
+                    reads=lambda out: _top_said(by, what, out))
     first = "smallest" if order.smallest else "largest"
-    return Step("python", {"code": code}, f"total {value} by {by} in `{name}`, {first} first",
+    return Step("python", {"code": code}, f"find the {what} by {by} in `{name}`, {first} first",
                 reads=lambda out: _largest_said(by, order.ranked(value), out))
 
 
@@ -188,8 +205,11 @@ def _top_said(by: str, value: str, output: str) -> str | None:
     found = readers.series_rows(output)
     if not found or not found[0]:
         return None
-    listed = ", ".join(f"{label} ({total})" for label, total in found[0])
-    return f"the top {len(found[0])} {by} values by total {value}: {listed}"
+    try:
+        listed = ", ".join(f"{label} ({_shown(total)})" for label, total in found[0])
+    except ValueError:
+        return None
+    return f"the top {len(found[0])} {by} values by {value}: {listed}"
 
 
 def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
@@ -298,4 +318,4 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
 
 
-__all__ = ["STATS", "frame_steps", "intents", "stat_step"]
+__all__ = ["STATS", "frame_steps", "group_stat", "intents", "stat_step"]

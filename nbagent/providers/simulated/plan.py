@@ -86,7 +86,7 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
 def _stats(prompt: str) -> list[str]:
     found = [s for w, s in frames.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
     if "largest_group" in frames.intents(prompt):  # "the largest total" is the group's total, not the column's
-        found = [s for s in found if s not in ("sum", "max")]
+        found = [s for s in found if s not in ("sum", "max", frames.group_stat(prompt))]
     return list(dict.fromkeys(found))
 
 
