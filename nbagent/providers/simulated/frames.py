@@ -192,12 +192,13 @@ def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step
               else "sort_values()" if order.smallest else "sort_values(ascending=False)")
     code = f"{name}.groupby({key})[{literal(value)}].{order.stat}().{ranked}"
     what = f"{order.word()} {value}"
+    doing = f"total {value}" if order.stat == "sum" else f"find the {what}"  # "I will total revenue by region"
     if order.top:
         top = order.top.group(1)
-        return Step("python", {"code": code}, f"find the {what} by {by} in `{name}`, top {top}",
+        return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, top {top}",
                     reads=lambda out: _top_said(by, what, out))
     first = "smallest" if order.smallest else "largest"
-    return Step("python", {"code": code}, f"find the {what} by {by} in `{name}`, {first} first",
+    return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {first} first",
                 reads=lambda out: _largest_said(by, order.ranked(value), out))
 
 
