@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
@@ -55,13 +56,10 @@ def group_stat(prompt: str) -> str:
 
 
 def intents(prompt: str) -> list[str]:
-    """The DataFrame questions asked in ``prompt``, in a fixed order."""
-    found = ["rows_where"] if _ROWS_WHERE.search(prompt) else []
-    found += ["unique"] if _UNIQUE.search(prompt) else []
-    for name, pattern in (("shape", _SHAPE), ("columns", _COLUMNS), ("describe", _DESCRIBE),
-                          ("largest_group", _GROUP), ("missing", _MISSING)):
-        if pattern.search(prompt) and not (name == "shape" and found):
-            found.append(name)
+    """The DataFrame questions asked in ``prompt``, in the order the answer says them."""
+    found = [name for name, (asks, _) in _SKILLS.items() if asks.search(prompt)]
+    if "shape" in found and any(name in found for name in _NOT_THE_SHAPE):
+        found.remove("shape")
     return found
 
 
@@ -93,12 +91,12 @@ def _counted(frame: str, prompt: str) -> bool:
     return re.search(rf"\b(?:{ranked})\s+`?(?:{things})\b", prompt, re.I) is not None
 
 
-def _shown(value: str) -> str:
-    """A Series value as the answer says it: a count stays 3 (not 3.00), a float has two decimals."""
-    return f"{int(value):,}" if value.lstrip("-").isdigit() else readers.money(float(value))
+def _shown(value: str, count: bool = False) -> str:
+    """A Series value as the answer says it: a count of rows as 3, a total or mean as 262.00."""
+    return f"{int(value):,}" if count else readers.money(float(value))
 
 
-def _largest_said(by: str, what: str, output: str) -> str | None:
+def _largest_said(by: str, what: str, output: str, count: bool = False) -> str | None:
     """The first row of a sorted Series, and the rows tied with it ("ann, bob and cy have the most
     rows (3) by customer")."""
     found = readers.series_rows(output)
@@ -110,7 +108,7 @@ def _largest_said(by: str, what: str, output: str) -> str | None:
         tied = [label for label, value in rows if float(value) == top]
     except ValueError:
         return None
-    shown = _shown(rows[0][1])
+    shown = _shown(rows[0][1], count)
     if len(tied) == 1:
         return f"{tied[0]} has the {what} ({shown}) by {by}"
     return f"{', '.join(tied[:-1])} and {tied[-1]} tie for the {what} ({shown}) by {by}"
@@ -218,7 +216,7 @@ def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
     code = f"{key}.value_counts({'ascending=True' if order.smallest else ''})"
     most = "fewest" if order.smallest else "most"
     return Step("python", {"code": code}, f"count the rows of `{name}` per {by}, {most} first",
-                reads=lambda out: _largest_said(by, f"{most} rows", out))
+                reads=lambda out: _largest_said(by, f"{most} rows", out, count=True))
 
 
 def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
@@ -249,24 +247,43 @@ def _unique_count(frame: Frame, prompt: str) -> list[Step] | str:
                  reads=lambda out: None if (n := readers.number(out)) is None else f"there are {int(n):,} {said}")]
 
 
-def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
-    """The calls answering ``intent`` about ``frame``, or why there are none."""
+def _shape(frame: Frame, prompt: str) -> list[Step]:
     name = frame.name
-    if intent == "shape":
-        return [Step("python", {"code": f"{name}.shape"}, f"find the shape of `{name}`",
-                     reads=lambda out: _shape_said(name, out))]
-    if intent == "columns":
-        return [frame.look()]
-    if intent == "describe":
-        return [Step("python", {"code": f"{name}.describe()"}, f"describe `{name}` with summary statistics")]
-    if intent == "unique":
-        return _unique_count(frame, prompt)
-    if intent == "rows_where":
-        return _rows_where(frame, prompt)
-    if intent == "missing":
-        return [Step("python", {"code": f"{name}.isna().sum()"}, f"count the missing values in `{name}`",
-                     reads=lambda out: _missing_said(name, out))]
-    return _largest_group(frame, prompt)
+    return [Step("python", {"code": f"{name}.shape"}, f"find the shape of `{name}`",
+                 reads=lambda out: _shape_said(name, out))]
+
+
+def _columns(frame: Frame, prompt: str) -> list[Step]:
+    return [frame.look()]
+
+
+def _describe(frame: Frame, prompt: str) -> list[Step]:
+    return [Step("python", {"code": f"{frame.name}.describe()"}, f"describe `{frame.name}` with summary statistics")]
+
+
+def _missing(frame: Frame, prompt: str) -> list[Step]:
+    name = frame.name
+    return [Step("python", {"code": f"{name}.isna().sum()"}, f"count the missing values in `{name}`",
+                 reads=lambda out: _missing_said(name, out))]
+
+
+# Each DataFrame question: what asks it, and the calls that answer it (or why there are none).
+_SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | str]]] = {
+    "rows_where": (_ROWS_WHERE, _rows_where),
+    "unique": (_UNIQUE, _unique_count),
+    "shape": (_SHAPE, _shape),
+    "columns": (_COLUMNS, _columns),
+    "describe": (_DESCRIBE, _describe),
+    "largest_group": (_GROUP, _largest_group),
+    "missing": (_MISSING, _missing),
+}
+_NOT_THE_SHAPE = ("rows_where", "unique")
+""""How many rows have price above 20", "how many unique customers": counts, not the frame's shape."""
+
+
+def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
+    """The calls answering ``intent`` (a name :func:`intents` gave) about ``frame``, or why there are none."""
+    return _SKILLS[intent][1](frame, prompt)
 
 
 def _stat_said(what: str, output: str) -> str | None:
