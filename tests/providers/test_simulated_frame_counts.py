@@ -4,12 +4,15 @@ condition, and never takes the frame's own name for a column ("orders" is not ``
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .test_simulated_rule_code import agent_with, codes_and_answer
+from nbagent.providers.simulated import frames
+
+from .test_simulated_rule_code import SALES, agent_with, codes_and_answer
 
 ORDERS = pd.DataFrame({
     "order_date": pd.date_range("2024-01-01", periods=12, freq="W"),
@@ -106,3 +109,33 @@ async def test_which_month_has_the_most_rows_counts_per_month(tmp_path: Path) ->
     codes, answer = await codes_and_answer(agent, "Which month had the most orders in `orders`?")
     assert codes == ["orders.dtypes", 'orders["order_date"].dt.to_period("M").value_counts()']
     assert answer.startswith("(simulated model) 2024-01, 2024-02 and 2024-03 tie for the most rows (4) by month.")
+
+
+async def test_the_most_sales_in_a_sales_frame_is_the_largest_total_not_a_row_count(tmp_path: Path) -> None:
+    sales = SALES.copy()
+    agent = agent_with({"sales": sales}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which region has the most sales in `sales`?")
+    # pu5 counted the rows ("the most <frame name>"): every region has 2 rows, a 4-way tie
+    assert codes[-1] == 'sales.groupby("region")["revenue"].sum().sort_values(ascending=False)'
+    totals = sales.groupby("region")["revenue"].sum()
+    assert f"{totals.idxmax()} has the largest total revenue ({totals.max():.2f}) by region." in answer
+
+
+async def test_a_threshold_with_thousands_separators_or_a_currency_sign_is_the_whole_number(tmp_path: Path) -> None:
+    sales = SALES.copy()
+    for asked, code, n in (("over 1,000", '(sales["revenue"] > 1000).sum()', 0),  # pu5: > 1, "8 rows"
+                           ("above $100", '(sales["revenue"] > 100).sum()', (sales["revenue"] > 100).sum()),
+                           ("above 1e2", '(sales["revenue"] > 1e2).sum()', (sales["revenue"] > 100).sum())):
+        agent = agent_with({"sales": sales}, tmp_path)
+        codes, answer = await codes_and_answer(agent, f"How many rows in `sales` have revenue {asked}?")
+        assert codes == [code]  # pu5: the shape for "$100" and "1e2"
+        assert answer.startswith(f"(simulated model) {n} rows of `sales` have revenue")
+
+
+def test_a_long_prompt_with_many_how_many_is_read_in_linear_time() -> None:
+    # pu5's "how many … <column> above N" rescanned the rest of the prompt from every "how many":
+    # 2.2 s per intents() call on this 34 kB prompt (intents runs several times per request)
+    prompt = "how many top 3 which is the " * 1200
+    started = time.perf_counter()
+    frames.intents(prompt)
+    assert time.perf_counter() - started < 1.0  # about 20 ms here; generous for a loaded machine

@@ -39,8 +39,12 @@ _PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
 """A group named after "by" wins ("what is the highest revenue by region": region, not revenue)."""
 _PER = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
 # "how many rows have price above 20": a count of the rows meeting a condition, not the frame's shape
-_ROWS_WHERE = re.compile(r"\bhow many\b.*?\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more than|"
-                         r"below|under|less than|at least|at most)\s+(-?\d+(?:\.\d+)?)\b", re.I)
+# The condition is looked for within the sentence that asks (at most 200 characters on), so that a
+# long prompt with many "how many" costs linear time, not a rescan of the rest per "how many".
+# The number may carry a currency sign, thousands separators or an exponent ("$1,000", "1e3").
+_ROWS_WHERE = re.compile(r"\bhow many\b[^.?!\n]{0,200}?\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|"
+                         r"more than|below|under|less than|at least|at most)\s+[$€£]?"
+                         r"(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(?!\d|[,.]\d)", re.I)
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
                 "less than": "<", "at least": ">=", "at most": "<="}
 _UNIQUE = re.compile(r"\b(?:how many|number of|count (?:of )?(?:the )?)\s*(?:unique|distinct|different)\s+(\w+)", re.I)
@@ -83,10 +87,17 @@ def _missing_said(name: str, output: str) -> str | None:
     return f"`{name}` has {total} missing value{'' if total == 1 else 's'}" + (f" ({some})" if some else "")
 
 
+# Frame names that say an amount, not a thing counted: "the most sales" in `sales` is the largest
+# total (revenue), as "which region sells most" is; "the most orders" in `orders` counts the orders.
+_AMOUNT_NAMES = frozenset({"sales", "revenue", "revenues", "turnover", "income", "spend", "spending", "profit",
+                           "profits", "earnings"})
+
+
 def _counted(frame: str, prompt: str) -> bool:
     """Whether "most" asks for the most rows ("which customer has the most orders" in `orders`,
     "which store appears most often"), not the largest total of a number."""
-    things = rf"{re.escape(frame)}|rows|records|entries|times|often|frequent\w*|common"
+    named = "" if frame.lower() in _AMOUNT_NAMES else rf"{re.escape(frame)}|"
+    things = rf"{named}rows|records|entries|times|often|frequent\w*|common"
     ranked = r"most|fewest|(?:largest|highest|smallest) number of"
     return re.search(rf"\b(?:{ranked})\s+`?(?:{things})\b", prompt, re.I) is not None
 
@@ -227,7 +238,7 @@ def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
         if frame.columns or frame.looked:
             return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to compare."
         return [frame.look(quiet=True)]
-    op, number = _COMPARISONS[m.group(2).lower()], m.group(3)
+    op, number = _COMPARISONS[m.group(2).lower()], m.group(3).replace(",", "")  # "1,000": 1000, not 1
     code = f"({column(frame.name, col)} {op} {number}).sum()"
     said = f"rows of `{frame.name}` have {col} {op} {number}"
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {col} {op} {number}",
