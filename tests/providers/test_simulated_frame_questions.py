@@ -42,7 +42,8 @@ async def test_how_many_unique_values_is_nunique(tmp_path: Path) -> None:
 async def test_the_mean_of_two_columns_is_one_call_with_both(tmp_path: Path) -> None:
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, "What is the mean price and quantity in `orders`?")
-    assert codes == ['orders[["price", "quantity"]].mean()']  # main: price only
+    # main: price only; it looks at the dtypes first, which of two named columns are numbers
+    assert codes == ["orders.dtypes", 'orders[["price", "quantity"]].mean()']
     means = ORDERS[["price", "quantity"]].mean()
     assert f"the mean of `orders`: price {means['price']:.2f}, quantity {means['quantity']:.2f}" in answer
 
@@ -63,3 +64,15 @@ async def test_a_plural_in_ies_names_its_column(tmp_path: Path) -> None:
     top = ORDERS.groupby("category")["price"].mean().nlargest(2)
     listed = ", ".join(f"{k} ({v:.2f})" for k, v in top.items())
     assert answer.startswith(f"(simulated model) the top 2 category values by mean price: {listed}.")
+
+
+async def test_a_mean_asked_beside_a_group_question_is_the_columns_mean_not_the_ranking(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer sells most in `orders`, and what is the average price?")
+    # pu5 ranked the customers by their mean price ("sells most" is a total) and never gave the average;
+    # a text column named beside a number made the statistic orders[["customer", "price"]].mean(): TypeError
+    assert codes == ['orders.groupby("customer")["price"].sum().sort_values(ascending=False)', "orders.dtypes",
+                     'orders["price"].mean()']
+    totals = ORDERS.groupby("customer")["price"].sum()
+    assert answer.startswith(f"(simulated model) {totals.idxmax()} has the largest total price ({totals.max():.2f}) by customer")
+    assert f"the mean price of `orders` is {ORDERS['price'].mean():.2f}" in answer

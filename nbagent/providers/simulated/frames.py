@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
@@ -53,10 +53,19 @@ STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max":
 _STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum", "median": "median"}
 
 
+# A mean/median that says how the groups are ranked ("the highest average revenue", "top 3 by
+# median", "on average"), not one asked on its own ("which region sells most, and what is the
+# average revenue?": the regions' totals, then the column's mean).
+_RANKED_BY = re.compile(r"\b(?:most|largest|biggest|highest|top|best|lowest|smallest|least|fewest|max(?:imum)?)"
+                        r"\s+(?:\w+\s+)?(mean|average|median)\b|\bby\s+(?:the\s+)?(mean|average|median)\b"
+                        r"|\bon\s+(average)\b", re.I)
+
+
 def group_stat(prompt: str) -> str:
     """How a group question aggregates: "which region has the highest average revenue" ranks the
     regions' means, not their totals."""
-    return next((STATS[w.lower()] for w in re.findall(r"\b(mean|average|median)\b", prompt, re.I)), "sum")
+    m = _RANKED_BY.search(prompt)
+    return STATS[next(w for w in m.groups() if w).lower()] if m else "sum"
 
 
 def intents(prompt: str) -> list[str]:
@@ -319,12 +328,22 @@ def _stats_said(what: str, output: str) -> str | None:
 _ARRAYS = frozenset({"Series", "ndarray", "Index"})
 
 
-def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind: str) -> Step:
+def stat_needs_dtypes(prompt: str, columns: Sequence[str]) -> bool:
+    """Whether a statistic names several columns besides a "per" group: which are numbers is
+    looked up (``.dtypes``) before it is computed ("which customer sells most, and the average price")."""
+    by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
+    return len([c for c in named(prompt, columns) if c != by]) > 1
+
+
+def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind: str,
+              numeric: Sequence[str] | None = None) -> Step:
     """A statistic of a named column (``df["revenue"].mean()``), of every numeric column, of a
     Series or array (``x.mean()``), or of a plain sequence (``sum(xs) / len(xs)``); ``kind`` is
-    "frame" or the variable's type."""
+    "frame" or the variable's type; ``numeric``: the numeric columns, once known."""
     word = _STAT_WORDS[stat]
     chosen = named(prompt, columns)
+    if numeric is not None and any(c in numeric for c in chosen):  # "region … the average revenue": not region's
+        chosen = [c for c in chosen if c in numeric]
     what = f"{word} of `{name}`"
     by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
     values = [c for c in chosen if c != by]
@@ -347,4 +366,4 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
 
 
-__all__ = ["STATS", "frame_steps", "group_stat", "intents", "stat_step"]
+__all__ = ["STATS", "frame_steps", "group_stat", "intents", "stat_needs_dtypes", "stat_step"]

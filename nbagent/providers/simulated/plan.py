@@ -74,12 +74,14 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     if ASKS_FOR_A_PLOT.search(prompt) and is_frame:
         steps += plot_steps(frame, about)
     stats = _stats(prompt)
-    if stats and is_frame and not frame.columns and not frame.looked:
-        return [*steps, frame.look(quiet=True)], notes  # which column "revenue" is, and whether it is a DataFrame
+    if stats and is_frame and not frame.looked and (not frame.columns or frames.stat_needs_dtypes(about, frame.columns)):
+        # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
+        return [*steps, frame.look(quiet=True)], notes
     if frame.looked and "columns" not in frames.intents(prompt):
         steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
-    steps += [frames.stat_step(name, stat, frame.columns, about, kind) for stat in stats]
+    numeric = frame.numeric() if frame.dtypes is not None else None
+    steps += [frames.stat_step(name, stat, frame.columns, about, kind, numeric) for stat in stats]
     return steps, notes
 
 
