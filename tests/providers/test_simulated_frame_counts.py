@@ -139,3 +139,22 @@ def test_a_long_prompt_with_many_how_many_is_read_in_linear_time() -> None:
     started = time.perf_counter()
     frames.intents(prompt)
     assert time.perf_counter() - started < 1.0  # about 20 ms here; generous for a loaded machine
+
+
+async def test_a_column_named_like_the_frame_is_totalled_not_counted(tmp_path: Path) -> None:
+    orders = pd.DataFrame({"customer": ["ann", "bob", "ann"], "orders": [1, 9, 2]})
+    agent = agent_with({"orders": orders}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer has the most orders in `orders`?")
+    # pu5 counted rows (ann: 2) although `orders` has an "orders" column to total (bob: 9), as main did
+    assert codes[-1] == 'orders.groupby("customer")["orders"].sum().sort_values(ascending=False)'
+    assert answer.startswith("(simulated model) bob has the largest total orders (9.00) by customer.")
+
+
+async def test_ranking_the_groups_of_an_empty_frame_says_so_not_a_dump(tmp_path: Path) -> None:
+    empty = SALES.iloc[0:0].copy()
+    for prompt in ("Which region has the largest total revenue in `sales`?", "Which region has the most rows in `sales`?",
+                   "Top 2 regions by revenue in `sales`"):
+        agent = agent_with({"sales": empty}, tmp_path)
+        _, answer = await codes_and_answer(agent, prompt)
+        # main and pu5: "Here is what the tools returned: … Series([], Name: revenue, dtype: float64)"
+        assert answer.startswith("(simulated model) `sales` has no rows with a region, so there is nothing to rank."), answer

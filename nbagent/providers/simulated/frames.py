@@ -102,10 +102,12 @@ _AMOUNT_NAMES = frozenset({"sales", "revenue", "revenues", "turnover", "income",
                            "profits", "earnings"})
 
 
-def _counted(frame: str, prompt: str) -> bool:
+def _counted(frame: str, prompt: str, columns: Sequence[str]) -> bool:
     """Whether "most" asks for the most rows ("which customer has the most orders" in `orders`,
-    "which store appears most often"), not the largest total of a number."""
-    named = "" if frame.lower() in _AMOUNT_NAMES else rf"{re.escape(frame)}|"
+    "which store appears most often"), not the largest total of a number (nor of a column named
+    like the frame: `orders["orders"]`)."""
+    amount = frame.lower() in _AMOUNT_NAMES or any(c.lower() == frame.lower() for c in columns)
+    named = "" if amount else rf"{re.escape(frame)}|"
     things = rf"{named}rows|records|entries|times|often|frequent\w*|common"
     ranked = r"most|fewest|(?:largest|highest|smallest) number of"
     return re.search(rf"\b(?:{ranked})\s+`?(?:{things})\b", prompt, re.I) is not None
@@ -140,7 +142,7 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     one), or count the rows ("the most orders"); look at the dtypes first when that is unknown."""
     m, by_word = _GROUP.search(prompt), _GROUP_BY.search(prompt)
     words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or m.group(6) or "") if m else ""]
-    order = _Order(_counted(frame.name, prompt), bool(_SMALLEST.search(prompt)), _TOP_N.search(prompt),
+    order = _Order(_counted(frame.name, prompt, frame.columns), bool(_SMALLEST.search(prompt)), _TOP_N.search(prompt),
                    group_stat(prompt))
     prompt = without_frame(frame.name, prompt, frame.columns)
     period = next((_PERIODS[w.lower().rstrip("s")] for w in words if w.lower().rstrip("s") in _PERIODS), None)
@@ -214,10 +216,16 @@ def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step
     if order.top:
         top = order.top.group(1)
         return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, top {top}",
-                    reads=lambda out: _top_said(by, what, out))
+                    reads=_ranked_reader(name, by, lambda out: _top_said(by, what, out)))
     first = "smallest" if order.smallest else "largest"
     return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {first} first",
-                reads=lambda out: _largest_said(by, order.ranked(value), out))
+                reads=_ranked_reader(name, by, lambda out: _largest_said(by, order.ranked(value), out)))
+
+
+def _ranked_reader(name: str, by: str, read: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """``read``, but an empty Series ("Series([], …)": no rows, or none with a group) is said, not dumped."""
+    empty = f"`{name}` has no rows with a {by}, so there is nothing to rank"
+    return lambda out: empty if readers.is_empty_series(out) else read(out)
 
 
 def _top_said(by: str, value: str, output: str) -> str | None:
@@ -236,7 +244,7 @@ def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
     code = f"{key}.value_counts({'ascending=True' if order.smallest else ''})"
     most = "fewest" if order.smallest else "most"
     return Step("python", {"code": code}, f"count the rows of `{name}` per {by}, {most} first",
-                reads=lambda out: _largest_said(by, f"{most} rows", out, count=True))
+                reads=_ranked_reader(name, by, lambda out: _largest_said(by, f"{most} rows", out, count=True)))
 
 
 def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:

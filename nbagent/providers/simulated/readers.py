@@ -67,6 +67,11 @@ def series_rows(output: str) -> tuple[list[tuple[str, str]], bool] | None:
     return rows, cut
 
 
+def is_empty_series(output: str) -> bool:
+    """Whether the result is an empty Series' repr ("Series([], Name: revenue, dtype: float64)")."""
+    return result_of(output).strip().startswith("Series([]")
+
+
 def dtypes(output: str) -> dict[str, str] | None:
     """A DataFrame's ``.dtypes``: column -> dtype name (None if the output is not one)."""
     found = series_rows(output)
@@ -87,4 +92,4 @@ def money(value: float) -> str:
     return f"{value:,.2f}"
 
 
-__all__ = ["dtypes", "is_date", "is_numeric", "money", "number", "result_of", "series_rows", "shape"]
+__all__ = ["dtypes", "is_date", "is_empty_series", "is_numeric", "money", "number", "result_of", "series_rows", "shape"]
