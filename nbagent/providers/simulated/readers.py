@@ -77,7 +77,16 @@ def dtypes(output: str) -> dict[str, str] | None:
     found = series_rows(output)
     if found is None or found[1]:
         return None
-    return dict(found[0])
+    return dict(_dtype_row(label, value) for label, value in found[0])
+
+
+def _dtype_row(label: str, value: str) -> tuple[str, str]:
+    """A row whose dtype has a space in it (a time zone: "ts    datetime64[ns, UTC]") is cut at
+    that space by :func:`series_rows`; join the dtype back together."""
+    if value.endswith("]") and "[" not in value and "[" in label and len(label.split()) > 1:
+        name, head = label.rsplit(None, 1)
+        return name.strip(), f"{head} {value}"
+    return label, value
 
 
 def is_numeric(dtype: str) -> bool:
