@@ -158,3 +158,10 @@ async def test_ranking_the_groups_of_an_empty_frame_says_so_not_a_dump(tmp_path:
         _, answer = await codes_and_answer(agent, prompt)
         # main and pu5: "Here is what the tools returned: … Series([], Name: revenue, dtype: float64)"
         assert answer.startswith("(simulated model) `sales` has no rows with a region, so there is nothing to rank."), answer
+
+
+async def test_one_row_meeting_a_condition_is_said_in_the_singular(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "How many rows in `sales` have revenue above 140?")
+    assert (SALES["revenue"] > 140).sum() == 1
+    assert answer.startswith("(simulated model) 1 row of `sales` has revenue > 140.")  # pu5: "1 rows of `sales` have"

@@ -257,9 +257,10 @@ def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
         return [frame.look(quiet=True)]
     op, number = _COMPARISONS[m.group(2).lower()], m.group(3).replace(",", "")  # "1,000": 1000, not 1
     code = f"({column(frame.name, col)} {op} {number}).sum()"
-    said = f"rows of `{frame.name}` have {col} {op} {number}"
+    def said(n: int) -> str:  # "1 row of `people` has age < 30", "3 rows of … have"
+        return f"{n:,} {'row' if n == 1 else 'rows'} of `{frame.name}` {'has' if n == 1 else 'have'} {col} {op} {number}"
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {col} {op} {number}",
-                 reads=lambda out: None if (n := readers.number(out)) is None else f"{int(n):,} {said}")]
+                 reads=lambda out: None if (n := readers.number(out)) is None else said(int(n)))]
 
 
 def _unique_count(frame: Frame, prompt: str) -> list[Step] | str:
