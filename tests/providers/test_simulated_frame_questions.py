@@ -90,3 +90,12 @@ async def test_a_time_zone_aware_date_column_is_a_date_column(tmp_path: Path) ->
     assert codes[-1] == ('stamped.groupby(stamped["ts"].dt.to_period("M"))["amount"].sum()'
                          '.sort_values(ascending=False)')
     assert answer.startswith("(simulated model) 2024-02 has the largest total amount (7.00) by month.")
+
+
+async def test_a_text_column_named_beside_y_is_not_plotted_over_x(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, "Plot the quantity of each customer over order_date in `orders`")
+    # pu5: orders.plot(x="order_date", y=["quantity", "customer"]), titled "Quantity, customer over order_date"
+    assert codes[0] == "orders.dtypes"
+    assert codes[1] == ('import matplotlib.pyplot as plt\n\norders.plot(x="order_date", y="quantity")\n'
+                        'plt.title("Quantity over order_date")\nplt.xlabel("order_date")\nplt.ylabel("quantity")\nplt.show()')

@@ -54,10 +54,10 @@ def _chart(frame: Frame, prompt: str) -> tuple[str, str, str, str] | None:
         x, y = values[:2]
         return f"{name}.plot.scatter(x={literal(x)}, y={literal(y)})", f"{y} against {x}", x, y
     over = _over(frame, prompt)
-    if over == "" and not frame.looked:
-        return None  # "over time": which column holds the dates, the next request knows
-    if over is not None and [v for v in values if v != over]:
-        ys = [v for v in values if v != over]
+    if (over == "" or over and len([v for v in values if v != over]) > 1 and frame.dtypes is None) and not frame.looked:
+        return None  # "over time": which column holds the dates; several ys: which are numbers; the next request knows
+    ys = [v for v in values if v != over and (frame.dtypes is None or v in frame.numeric())]  # a text column is no y
+    if over is not None and ys:
         y = literal(ys[0]) if len(ys) == 1 else f"[{', '.join(map(literal, ys))}]"
         return f"{name}.plot(x={literal(over)}, y={y})", f"{', '.join(ys)} over {over}", over, ", ".join(ys)
     if values:
