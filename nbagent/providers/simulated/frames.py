@@ -200,7 +200,9 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
     label = next(w for w, code in _PERIODS.items() if code == period)
     if not dates or not (values or order.counted):
         return f"I found no date column in `{frame.name}` to group by {label}, or no numeric column to total."
-    key = f"{column(frame.name, dates[0])}.dt.to_period({literal(period)})"
+    # a time zone ("datetime64[ns, UTC]") is dropped first, as to_period warns it would be
+    local = ".dt.tz_localize(None)" if "," in (frame.dtypes or {}).get(dates[0], "") else ""
+    key = f"{column(frame.name, dates[0])}{local}.dt.to_period({literal(period)})"
     if order.counted:
         return [_count_step(frame.name, key, label, order)]
     return [_total_step(frame.name, key, label, values[0], order)]
