@@ -165,3 +165,12 @@ async def test_one_row_meeting_a_condition_is_said_in_the_singular(tmp_path: Pat
     _, answer = await codes_and_answer(agent, "How many rows in `sales` have revenue above 140?")
     assert (SALES["revenue"] > 140).sum() == 1
     assert answer.startswith("(simulated model) 1 row of `sales` has revenue > 140.")  # pu5: "1 rows of `sales` have"
+
+
+async def test_the_shape_asked_beside_a_count_is_still_answered(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many rows does `sales` have, and how many unique regions?")
+    # pu5 dropped the shape whenever a count question was in the prompt (main answered the shape)
+    assert codes == ["sales.shape", 'sales["region"].nunique()'] or codes == ['sales["region"].nunique()', "sales.shape"]
+    assert "`sales` has 8 rows and 3 columns" in answer
+    assert f"there are {SALES['region'].nunique()} distinct region values in `sales`" in answer

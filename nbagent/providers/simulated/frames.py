@@ -71,8 +71,12 @@ def group_stat(prompt: str) -> str:
 def intents(prompt: str) -> list[str]:
     """The DataFrame questions asked in ``prompt``, in the order the answer says them."""
     found = [name for name, (asks, _) in _SKILLS.items() if asks.search(prompt)]
-    if "shape" in found and any(name in found for name in _NOT_THE_SHAPE):
-        found.remove("shape")
+    if "shape" in found:  # the shape only if asked outside the counts ("how many rows have price above 20")
+        rest = prompt
+        for name in (n for n in _NOT_THE_SHAPE if n in found):
+            rest = _SKILLS[name][0].sub(" ", rest)
+        if not _SHAPE.search(rest):
+            found.remove("shape")
     return found
 
 
