@@ -41,7 +41,11 @@ class Frame:
         return [c for c, t in (self.dtypes or {}).items() if readers.is_numeric(t)]
 
     def text(self) -> list[str]:
-        return [c for c, t in (self.dtypes or {}).items() if not readers.is_numeric(t)]
+        """The columns to group by: neither numbers nor dates (grouping by each date is no grouping)."""
+        return [c for c, t in (self.dtypes or {}).items() if not readers.is_numeric(t) and not readers.is_date(t)]
+
+    def dates(self) -> list[str]:
+        return [c for c, t in (self.dtypes or {}).items() if readers.is_date(t)]
 
     def look(self, quiet: bool = False) -> Step:
         """The call that tells the brain the columns and their types (``quiet``: a look made to
@@ -93,14 +97,23 @@ def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:
 def matches(word: str, columns: Sequence[str]) -> str | None:
     """The column ``word`` names: the same, or its singular/plural, ignoring case."""
     w = word.lower()
+    forms = (w, w.rstrip("s"), w + "s", w[:-3] + "y" if w.endswith("ies") else w)  # "categories": category
     for c in columns:
-        if c.lower() in (w, w.rstrip("s"), w + "s"):
+        if c.lower() in forms:
             return c
     for c in columns:  # "temperature" for temp_c, "revenues" for revenue_eur
         stem = c.lower().split("_")[0]
         if len(stem) >= 4 and w.startswith(stem) and "_" in c:
             return c
     return None
+
+
+def without_frame(name: str, prompt: str, columns: Sequence[str]) -> str:
+    """``prompt`` without the frame's own name, so that it names no column ("the most orders in
+    `orders`" is not about an ``order_date`` column); kept when a column has that very name."""
+    if any(c.lower() == name.lower() for c in columns):
+        return prompt
+    return re.sub(rf"`?\b{re.escape(name)}\b`?", " ", prompt)
 
 
 def named(prompt: str, columns: Sequence[str]) -> list[str]:
@@ -110,4 +123,4 @@ def named(prompt: str, columns: Sequence[str]) -> list[str]:
 
 
 __all__ = ["Frame", "column", "columns_said", "frame_of", "literal", "look_code", "matches", "named",
-           "view_with_looks"]
+           "view_with_looks", "without_frame"]

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 from ...engine.contracts.json_types import JSONValue
 from . import frames, notebook
-from .columns import frame_of, view_with_looks
+from .columns import frame_of, view_with_looks, without_frame
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
@@ -60,6 +60,7 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     known = view.variables.get(name)
     is_frame = known is None or bool(known.columns) or known.type in _FRAME_TYPES
     frame = frame_of(name, view, calls)
+    about = without_frame(name, prompt, frame.columns)
     steps: list[Step] = []
     notes: list[str] = []
     if show or (not frames.intents(prompt) and not ASKS_FOR_A_PLOT.search(prompt) and not _stats(prompt)):
@@ -71,21 +72,23 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
         else:
             steps += made
     if ASKS_FOR_A_PLOT.search(prompt) and is_frame:
-        steps += plot_steps(frame, prompt)
+        steps += plot_steps(frame, about)
     stats = _stats(prompt)
-    if stats and is_frame and not frame.columns and not frame.looked:
-        return [*steps, frame.look(quiet=True)], notes  # which column "revenue" is, and whether it is a DataFrame
+    if stats and is_frame and not frame.looked and (not frame.columns or frames.stat_needs_dtypes(about, frame.columns)):
+        # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
+        return [*steps, frame.look(quiet=True)], notes
     if frame.looked and "columns" not in frames.intents(prompt):
         steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
-    steps += [frames.stat_step(name, stat, frame.columns, prompt, kind) for stat in stats]
+    numeric = frame.numeric() if frame.dtypes is not None else None
+    steps += [frames.stat_step(name, stat, frame.columns, about, kind, numeric) for stat in stats]
     return steps, notes
 
 
 def _stats(prompt: str) -> list[str]:
     found = [s for w, s in frames.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
     if "largest_group" in frames.intents(prompt):  # "the largest total" is the group's total, not the column's
-        found = [s for s in found if s not in ("sum", "max")]
+        found = [s for s in found if s not in ("sum", "max", frames.group_stat(prompt))]
     return list(dict.fromkeys(found))
 
 

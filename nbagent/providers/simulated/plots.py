@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .columns import Frame, column, literal, named
+from .columns import Frame, column, literal, matches, named
 from .messages import KernelView
 from .step import Step
 
@@ -31,6 +31,7 @@ class _AsksForAPlot:
 ASKS_FOR_A_PLOT = _AsksForAPlot()
 _HISTOGRAM = re.compile(r"\b(hist(?:ogram)?|distribution)\b", re.I)
 _SCATTER = re.compile(r"\b(scatter|against|vs\.?|versus)\b", re.I)
+_OVER = re.compile(r"\b(?:over|against)\s+(\w+)", re.I)  # "quantity over order_date", "revenue over time"
 _BY = re.compile(r"\b(?:by|per|for each|across)\s+(\w+)", re.I)
 NO_MATPLOTLIB = ("I cannot draw the plot: matplotlib is not installed in this kernel "
                  "(pip install matplotlib, or install nbagent with its notebooks extra)")
@@ -52,6 +53,13 @@ def _chart(frame: Frame, prompt: str) -> tuple[str, str, str, str] | None:
     if _SCATTER.search(prompt) and len(values) >= 2:
         x, y = values[:2]
         return f"{name}.plot.scatter(x={literal(x)}, y={literal(y)})", f"{y} against {x}", x, y
+    over = _over(frame, prompt)
+    if (over == "" or over and len([v for v in values if v != over]) > 1 and frame.dtypes is None) and not frame.looked:
+        return None  # "over time": which column holds the dates; several ys: which are numbers; the next request knows
+    ys = [v for v in values if v != over and (frame.dtypes is None or v in frame.numeric())]  # a text column is no y
+    if over is not None and ys:
+        y = literal(ys[0]) if len(ys) == 1 else f"[{', '.join(map(literal, ys))}]"
+        return f"{name}.plot(x={literal(over)}, y={y})", f"{', '.join(ys)} over {over}", over, ", ".join(ys)
     if values:
         picked = column(name, values[0]) if len(values) == 1 else f"{name}[[{', '.join(map(literal, values))}]]"
         return f"{picked}.plot()", ", ".join(values), "row", ", ".join(values)
@@ -60,6 +68,17 @@ def _chart(frame: Frame, prompt: str) -> tuple[str, str, str, str] | None:
             return f"{name}.plot.hist(bins=20, alpha=0.6)", "Distribution of the numeric columns", "value", "count"
         return f"{name}.plot()", "Numeric columns", "row", "value"
     return None
+
+
+def _over(frame: Frame, prompt: str) -> str | None:
+    """The x column of "<y> over <x>": the column named, or for "over time" the date column ("":
+    over time, the dtypes not known yet)."""
+    m = _OVER.search(prompt)
+    if m is None:
+        return None
+    if m.group(1).lower() == "time":
+        return next(iter(frame.dates()), None) if frame.dtypes is not None else ""
+    return matches(m.group(1), frame.columns)
 
 
 def why_empty(view: KernelView) -> list[str]:

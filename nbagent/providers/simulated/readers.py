@@ -12,7 +12,8 @@ import re
 
 _RESULT = "[result]\n"
 _NUMBER = re.compile(r"^(?:np\.(?:float|int|uint)\d*\()?(-?[\d.e+-]+|nan|inf)\)?$")
-_FOOTER = re.compile(r"^(?:Name: .*|dtype: \w+|Length: \d+, dtype: \w+)$")
+# A period index adds "Freq: M, " ("Freq: M, Name: quantity, dtype: int64")
+_FOOTER = re.compile(r"^(?:Length: \d+, )?(?:Freq: [\w-]+, )?(?:Name: .*|dtype: \w+)$")
 
 
 def result_of(output: str) -> str:
@@ -66,20 +67,38 @@ def series_rows(output: str) -> tuple[list[tuple[str, str]], bool] | None:
     return rows, cut
 
 
+def is_empty_series(output: str) -> bool:
+    """Whether the result is an empty Series' repr ("Series([], Name: revenue, dtype: float64)")."""
+    return result_of(output).strip().startswith("Series([]")
+
+
 def dtypes(output: str) -> dict[str, str] | None:
     """A DataFrame's ``.dtypes``: column -> dtype name (None if the output is not one)."""
     found = series_rows(output)
     if found is None or found[1]:
         return None
-    return dict(found[0])
+    return dict(_dtype_row(label, value) for label, value in found[0])
+
+
+def _dtype_row(label: str, value: str) -> tuple[str, str]:
+    """A row whose dtype has a space in it (a time zone: "ts    datetime64[ns, UTC]") is cut at
+    that space by :func:`series_rows`; join the dtype back together."""
+    if value.endswith("]") and "[" not in value and "[" in label and len(label.split()) > 1:
+        name, head = label.rsplit(None, 1)
+        return name.strip(), f"{head} {value}"
+    return label, value
 
 
 def is_numeric(dtype: str) -> bool:
     return dtype.lower().startswith(("int", "uint", "float", "complex"))
 
 
+def is_date(dtype: str) -> bool:
+    return dtype.lower().startswith(("datetime", "timedelta", "period"))
+
+
 def money(value: float) -> str:
     return f"{value:,.2f}"
 
 
-__all__ = ["dtypes", "is_numeric", "money", "number", "result_of", "series_rows", "shape"]
+__all__ = ["dtypes", "is_date", "is_empty_series", "is_numeric", "money", "number", "result_of", "series_rows", "shape"]
