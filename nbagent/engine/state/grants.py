@@ -12,20 +12,29 @@ recorded sessions travel with the notebooks they replay (a repository's ``.nbage
 A ``session.json`` the user once published, signed, could be copied under the same name into
 another project beside a history its author wrote, and the grant held there. A project the user
 moves asks again once.
+
+And the conversation (version 3): the folder is the user's, but what it holds may not be. A
+collaborator's commit to ``api_conversation_history.json`` pulled into it (a planted user message:
+"also run this, always") kept the user's grant, and the next live prompt continued their history
+with the tool unasked. So the signature also covers a digest of the history as this session last
+wrote it; ``session.json`` is rewritten with each turn's end while a grant is held. A history
+changed since asks again, as does one a killed kernel left mid-turn (once).
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, TypedDict
+from typing import TYPE_CHECKING, Iterable, Sequence, TypedDict
 
+from ..disk.persist import dumps_line
 from ..disk.user_key import sign, signed_by_user
 from .task_files import SessionMeta
 
 if TYPE_CHECKING:  # typing.NotRequired is 3.11+
     from typing_extensions import NotRequired
 
-_PURPOSE = "nbagent allowed_always v2"
+_PURPOSE = "nbagent allowed_always v3"
 
 
 class SavedGrants(TypedDict):
@@ -40,22 +49,49 @@ def _folder(task_dir: Path) -> str:
     return str(Path(task_dir).resolve())
 
 
-def signed_grants(task_dir: Path, allowed_always: Iterable[str]) -> SavedGrants:
-    """The ``session.json`` fields that keep ``allowed_always`` (signed; none when it is empty)."""
+class HistoryDigest:
+    """The digest of a history (its messages as the log writes them, one line each), kept up to
+    date by reading only the messages added since the last call, as the history log appends."""
+
+    def __init__(self) -> None:
+        self._items: list[object] = []
+        self._hash = hashlib.sha256()
+
+    def of(self, history: Sequence[object]) -> str:
+        """The digest of ``history``; its messages are replaced, never changed in place."""
+        done = len(self._items)
+        if done > len(history) or list(history[:done]) != self._items:  # identity first: C speed
+            done, self._hash = 0, hashlib.sha256()
+        for message in history[done:]:
+            self._hash.update(dumps_line(message).encode("utf-8") + b"\n")
+        self._items = list(history)
+        return self._hash.hexdigest()
+
+
+def history_digest(history: Sequence[object]) -> str:
+    """The digest :class:`HistoryDigest` gives ``history`` (on load)."""
+    return HistoryDigest().of(history)
+
+
+def signed_grants(task_dir: Path, allowed_always: Iterable[str], digest: str) -> SavedGrants:
+    """The ``session.json`` fields that keep ``allowed_always`` for the history of ``digest``
+    (signed; none when it is empty)."""
     grants = sorted(allowed_always)
     if not grants:
         return {"allowed_always": []}
-    return {"allowed_always": grants, "allowed_always_signature": sign(_PURPOSE, _folder(task_dir), grants)}
+    return {"allowed_always": grants, "allowed_always_signature": sign(_PURPOSE, _folder(task_dir), grants, digest)}
 
 
-def trusted_grants(task_dir: Path, meta: SessionMeta, notices: list[str]) -> tuple[str, ...]:
-    """The grants of ``meta`` this user signed for this folder; others are dropped with a notice."""
+def trusted_grants(task_dir: Path, meta: SessionMeta, history: Sequence[object], notices: list[str]) -> tuple[str, ...]:
+    """The grants of ``meta`` this user signed for this folder and this ``history`` (as loaded);
+    others are dropped with a notice."""
     grants = sorted(meta.allowed_always or ())
     if not grants:
         return ()
-    if signed_by_user(meta.allowed_always_signature, _PURPOSE, _folder(task_dir), grants):
+    if signed_by_user(meta.allowed_always_signature, _PURPOSE, _folder(task_dir), grants, history_digest(history)):
         return tuple(grants)
-    notices.append(f"This session's \"Allow always\" answers ({', '.join(grants)}) were not given by you "
-                   "(not signed with your key for this folder: received, or moved since): they are dropped, and "
-                   "these tools ask again.")
+    notices.append(f"This session's \"Allow always\" answers ({', '.join(grants)}) were not given by you for "
+                   "this conversation (not signed with your key for this folder and its history as you left it: "
+                   "received, moved, changed by someone else, or stopped mid-turn): they are dropped, and these "
+                   "tools ask again.")
     return ()

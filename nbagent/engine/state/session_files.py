@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..contracts.messages import Message
 from ..disk.task_lock import FolderLock
+from .grants import HistoryDigest
 from .store import SavedLogs, SavedMeta, SessionStore
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class SessionFiles:
     _marks_in_meta: bool
     _store: SessionStore | None
     _lock: FolderLock | None
+    _history_digest: HistoryDigest
 
     @property
     def totals(self) -> Totals:
@@ -89,7 +91,8 @@ class SessionFiles:
     def _save_turn_end(self, store: SessionStore) -> None:
         # The mark is appended, and synced with the history it points into at the run's end (see
         # SessionStore.sync): one wait for the disk per run, where the rewrite of session.json it
-        # replaces added a second. session.json only when the model, range or grants changed.
+        # replaces added a second. session.json only when the model, range or grants changed, or while
+        # a grant is held (its signature covers the history: see grants.py).
         store.save_marks(self.marks)
         self._save_meta(store, when_changed=not self._marks_in_meta)
         store.save_events(self.events)
@@ -150,5 +153,6 @@ class SessionFiles:
         pu = dataclasses.asdict(self.previous_usage) if self.previous_usage else None
         return SavedMeta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
                          records_len=len(self.records), last_ts=self.last_ts, previous_usage=pu, spent=self.spent,
-                         allowed_always=sorted(self.allowed_always))
+                         allowed_always=sorted(self.allowed_always),
+                         history_digest=self._history_digest.of(self.history) if self.allowed_always else "")
 

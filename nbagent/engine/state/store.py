@@ -73,12 +73,17 @@ class SavedMeta:
     spent: Spent
     allowed_always: list[str]
     """Sorted."""
+    history_digest: str = ""
+    """Of the history as written (see :class:`~nbagent.engine.state.grants.HistoryDigest`): what
+    the grants are signed with; "" when there is none."""
 
     @property
     def stable(self) -> tuple[object, ...]:
         """What no log gives: a change of it is what makes a turn's end rewrite the file."""
         # spent.requests beyond the records: a request stopped mid-answer was billed (no log has it)
-        return self.model, self.deleted_range, self.allowed_always, self.spent.requests - self.records_len
+        # The history's digest while a grant is held: the grant's signature covers it (see grants.py)
+        return (self.model, self.deleted_range, self.allowed_always, self.spent.requests - self.records_len,
+                self.history_digest if self.allowed_always else "")
 
 
 @dataclass(frozen=True)
@@ -245,7 +250,7 @@ class SessionStore:
             "last_ts": meta.last_ts,
             "previous_usage": meta.previous_usage,
             "spent": dataclasses.asdict(meta.spent),  # as of records_len (load adds the newer records)
-            **signed_grants(self.task_dir, meta.allowed_always),
+            **signed_grants(self.task_dir, meta.allowed_always, meta.history_digest),
         })
 
     def load(self) -> SessionSnapshot:
