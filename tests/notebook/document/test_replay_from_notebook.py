@@ -291,6 +291,29 @@ def test_a_turn_its_author_rolled_back_is_not_replayed_from_a_notebook_sent_with
     assert magics_mod.active_magics().current is None  # nothing loaded, nothing asked
 
 
+def test_an_undone_mark_someone_removed_does_not_revive_my_rolled_back_answer(lab, tmp_path):
+    """The ``undone`` mark sat beside the signed record, unsigned: a collaborator who took it out of
+    a notebook sent without its folder made Run All show the answer I rolled back as my own
+    current one (``replayed: session``, its ``--allow`` carried). The rollback now signs the mark
+    into the record: taken out of the mark it still holds; taken out of the record too, the
+    record is no longer mine (plain text, "recorded by someone else")."""
+    lab.run()
+    lab.ip.run_cell("%agent rollback 0")
+    shutil.rmtree(tmp_path / ".nbagent")
+    mark = lab.front.cells[0]["metadata"]["nbagent"]
+    del mark["undone"]  # the collaborator's edit
+    lab.restart()
+    out = lab.run()
+    assert "391" not in out and ROLLED_BACK_LINE in out
+
+    mark.pop("undone", None)
+    mark["record"].pop("undone", None)
+    lab.restart()
+    out = lab.run()
+    assert ROLLED_BACK_LINE in out or RECEIVED_LINE in out  # never shown as my own answer
+    assert not ("replayed: session" in out and RECEIVED_LINE not in out and "391" in out)
+
+
 def test_an_undone_cell_run_again_live_carries_its_new_turn_not_the_undone_mark(lab):
     lab.run()
     lab.ip.run_cell("%agent rollback 0")
@@ -774,6 +797,7 @@ def test_a_turn_rolled_back_in_a_copy_of_the_notebook_is_not_replayed_in_that_co
     lab.run()
     lab.restart(notebook="copy.ipynb")
     assert "replayed: session" in lab.run()
+    original = json.loads(json.dumps(lab.front.cells[0]["metadata"]["nbagent"]))  # the original file's cell
     lab.executing = None
     assert lab.ip.run_cell("%agent rollback 0").error_in_exec is None
     assert lab.front.cells[0]["metadata"]["nbagent"].get("undone") is True
@@ -786,7 +810,7 @@ def test_a_turn_rolled_back_in_a_copy_of_the_notebook_is_not_replayed_in_that_co
     assert "replayed" not in out and "391" not in out and ROLLED_BACK_LINE in out
     lab.restart()  # the original, which nobody rolled back, still replays where its folder is kept
     if folder == "kept":
-        lab.front.cells[0]["metadata"]["nbagent"].pop("undone")  # the original's own cell has no mark
+        lab.front.cells[0]["metadata"]["nbagent"] = original  # the original's own cell: no mark, its record as it was
         assert "replayed: session" in lab.run()
 
 
