@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple, Sequence
 from ...display import theme
 from ...display.html import esc
 from ...engine.contracts.events import CallPreview
-from .render import INPUT_BOX_HEIGHT, STYLE, highlight_revealed, reveal_hidden
+from .render import INPUT_BOX_HEIGHT, STYLE, highlight_revealed, layout_warning, reveal_hidden
 
 CONTEXT = 3
 """Unchanged lines kept around each change; longer unchanged runs are folded."""
@@ -79,7 +79,7 @@ def _counts(preview: CallPreview) -> str:
     if hidden:
         summary += (f"; ⚠ {hidden} invisible or direction-changing character(s), shown as ⟦U+…⟧: "
                     "the code may not do what it appears to")
-    return summary
+    return summary + (layout_warning(preview.after) if preview.after is not None else "")
 
 
 def preview_plain(preview: CallPreview) -> str:

@@ -197,6 +197,32 @@ def _input_parts(tool_name: str, tool_input: object) -> list[tuple[str, str]]:
     return [code] + ([(json.dumps(rest, indent=2, ensure_ascii=False, default=str), "json")] if rest else [])
 
 
+LONG_LINE_CHARS = 400
+"""A line this long wraps into many rows of the card's box (about 100 characters a row)."""
+BLANK_RUN_LINES = 8
+"""This many blank lines in a row push what follows them out of sight of the box's first screen."""
+
+
+def layout_warning(text: str) -> str:
+    """``; ⚠ …`` where the code's layout keeps part of it out of sight in its scrolling box, else "".
+
+    The box shows about 18 rows: ``img = '<3,700 characters of base64>';__import__('os').system(…)``
+    showed a wall of data above Allow, the call at its end, rows below, and the summary said
+    "2 lines"; so did ``x = 1``, forty blank lines, then the call."""
+    lines = text.split("\n")
+    longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+    if len(lines[longest]) >= LONG_LINE_CHARS:
+        return (f"; ⚠ line {longest + 1} is {len(lines[longest]):,} characters long: it wraps past the box, "
+                "whose end may be out of sight: scroll the box to its end before you allow")
+    run = 0
+    for i, line in enumerate(lines):
+        run = run + 1 if not line.strip() else 0
+        if run == BLANK_RUN_LINES and any(x.strip() for x in lines[i + 1:]):
+            return (f"; ⚠ {BLANK_RUN_LINES} or more blank lines in a row from line {i + 2 - run}, with code after "
+                    "them: scroll the box to its end before you allow")
+    return ""
+
+
 def input_summary(tool_name: str, tool_input: object) -> str:
     """How long the input is and what in it is hidden: ``6,117 characters, 140 lines; ⚠ 2 …``."""
     text = "\n".join(t for t, _ in _input_parts(tool_name, tool_input))
@@ -205,7 +231,7 @@ def input_summary(tool_name: str, tool_input: object) -> str:
     if hidden:
         summary += (f"; ⚠ {hidden} invisible or direction-changing character(s), shown as ⟦U+…⟧: "
                     "the code may not do what it appears to")
-    return summary
+    return summary + layout_warning(text)
 
 
 def input_plain(tool_name: str, tool_input: object) -> str:

@@ -1,0 +1,55 @@
+"""The permission card in real JupyterLab + Chromium: code that its layout keeps out of sight.
+
+The card's input box scrolls (24em). A scripted model's call ``img = '<3,700 characters of
+base64>';__import__('os').system(…)`` showed a wall of data above Allow, with the call rows below
+in the box and the summary saying "2 lines" (attacker pass 25). The summary under the box, right
+above the buttons, now says the line runs out of sight.
+"""
+
+from __future__ import annotations
+
+from .test_jupyterlab import SHOTS, _open, _run_all, browser, lab  # noqa: F401  (fixtures)
+from .test_jupyterlab import pytestmark as _lab_marks
+from .test_newcomer import _put_notebook
+
+pytestmark = _lab_marks
+
+SETUP = '''%load_ext nbagent
+import nbagent
+from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
+BLOB = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg" * 40
+CODE = "img = '" + BLOB + "';__import__('os').system('echo TAIL-CALL')\\nprint(len(img))"
+s = nbagent.notebook.magics.active_magics().new_session()
+s.agent.simulated_api.responder = ScriptedResponder([
+    tool_reply([("python", {"code": CODE})], text="Decoding the image."),
+    text_reply("done"),
+])'''
+
+_TAIL_HIDDEN = """() => {
+  const pre = document.querySelector('pre.nbagent-code'), box = pre.parentElement;
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const k = n.textContent.indexOf('TAIL-CALL');
+    if (k < 0) continue;
+    const r = document.createRange(); r.setStart(n, k); r.setEnd(n, k + 9);
+    return r.getBoundingClientRect().top >= box.getBoundingClientRect().bottom;
+  }
+  return null;
+}"""
+
+
+def test_a_call_at_the_end_of_a_long_line_is_said_to_be_out_of_sight_above_allow(browser, lab) -> None:  # noqa: F811
+    page = _open(browser, lab, _put_notebook(lab, "long_line_card.ipynb", "nbagent",
+                                             [SETUP, "%%agent\nHow big is the image?"]))
+    _run_all(page)
+    allow = page.locator("button:text-is('Allow')").first
+    allow.wait_for(state="visible", timeout=90_000)
+    assert page.evaluate(_TAIL_HIDDEN) is True  # the call is there, below the box's visible rows
+    warning = page.locator("text=/line 1 is [0-9,]+ characters long/").first
+    warning.wait_for(state="visible", timeout=10_000)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "long_line_card.png"))
+    w, a = warning.bounding_box(), allow.bounding_box()
+    assert w is not None and a is not None and 0 < a["y"] - w["y"] < 120  # right above the buttons
+    page.locator("button:text-is('Deny')").first.click()
+    page.close()
