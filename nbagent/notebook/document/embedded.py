@@ -201,9 +201,11 @@ def read_record(metadata: object, prompt: str | None, cell_id: str | None) -> No
     if not mine or record["text_only"] or "text/html" not in bundle:
         bundle = {"text/plain": bundle["text/plain"]}  # someone else's HTML never reaches the page
     error = record["outcome"].get("error")
+    # Undone in the record (signed, see undone_record) or in the mark beside it (unsigned: as rollbacks wrote it before)
+    undone = record.get("undone") is True or (isinstance(mark, dict) and mark.get("undone") is True)
     return NotebookRecord(record["session"], record["turn"], bundle, record["outcome"]["reason"],
                           error if isinstance(error, str) else None, inputs, _summary(record["summary"]),
-                          record.get("provider"), mine, undone=record.get("undone") is True or mark.get("undone") is True,
+                          record.get("provider"), mine, undone=undone,
                           fix=record.get("fix") is True, options=_options(record))
 
 
