@@ -1,4 +1,4 @@
-"""The permission card in real JupyterLab + Chromium: code that its layout keeps out of sight.
+"""The permission card in real JupyterLab and Notebook 7 (headless Chromium): code that its layout keeps out of sight.
 
 The card's input box scrolls (24em). A scripted model's call ``img = '<3,700 characters of
 base64>';__import__('os').system(…)`` showed a wall of data above Allow, with the call rows below
@@ -8,7 +8,10 @@ above the buttons, now says the line runs out of sight.
 
 from __future__ import annotations
 
-from .test_jupyterlab import SHOTS, _open, _run_all, browser, lab  # noqa: F401  (fixtures)
+import pytest
+
+from .test_bridge_frontend import _open
+from .test_jupyterlab import SHOTS, _run_all, browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 from .test_newcomer import _put_notebook
 
@@ -38,9 +41,10 @@ _TAIL_HIDDEN = """() => {
 }"""
 
 
-def test_a_call_at_the_end_of_a_long_line_is_said_to_be_out_of_sight_above_allow(browser, lab) -> None:  # noqa: F811
-    page = _open(browser, lab, _put_notebook(lab, "long_line_card.ipynb", "nbagent",
-                                             [SETUP, "%%agent\nHow big is the image?"]))
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_a_call_at_the_end_of_a_long_line_is_said_to_be_out_of_sight_above_allow(browser, lab, frontend) -> None:  # noqa: F811
+    page = _open(browser, lab, _put_notebook(lab, f"long_line_card_{frontend}.ipynb", "nbagent",
+                                             [SETUP, "%%agent\nHow big is the image?"]), frontend)
     _run_all(page)
     allow = page.locator("button:text-is('Allow')").first
     allow.wait_for(state="visible", timeout=90_000)
@@ -48,7 +52,7 @@ def test_a_call_at_the_end_of_a_long_line_is_said_to_be_out_of_sight_above_allow
     warning = page.locator("text=/line 1 is [0-9,]+ characters long/").first
     warning.wait_for(state="visible", timeout=10_000)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "long_line_card.png"))
+    page.screenshot(path=str(SHOTS / f"long_line_card_{frontend}.png"))
     w, a = warning.bounding_box(), allow.bounding_box()
     assert w is not None and a is not None and 0 < a["y"] - w["y"] < 120  # right above the buttons
     page.locator("button:text-is('Deny')").first.click()
