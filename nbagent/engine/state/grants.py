@@ -16,14 +16,16 @@ moves asks again once.
 And the conversation (version 3): the folder is the user's, but what it holds may not be. A
 collaborator's commit to ``api_conversation_history.json`` pulled into it (a planted user message:
 "also run this, always") kept the user's grant, and the next live prompt continued their history
-with the tool unasked. So the signature also covers a digest of the history as this session last
-wrote it; ``session.json`` is rewritten with each turn's end while a grant is held. A history
+with the tool unasked. So the signature also covers a digest of the conversation as this session
+last wrote it (the history, the context updates that replace what the model reads of its blocks, and
+the range of messages left out); ``session.json`` is rewritten with each turn's end while a grant is held. A history
 changed since asks again, as does one a killed kernel left mid-turn (once).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence, TypedDict
 
@@ -68,9 +70,13 @@ class HistoryDigest:
         return self._hash.hexdigest()
 
 
-def history_digest(history: Sequence[object]) -> str:
-    """The digest :class:`HistoryDigest` gives ``history`` (on load)."""
-    return HistoryDigest().of(history)
+def conversation_digest(history_digest: str, updates: str, deleted_range: Sequence[int] | None) -> str:
+    """What the grants are signed with: the history's digest (:class:`HistoryDigest`), the context
+    updates (``context_history.json``'s text: each replaces what the model reads of a history block)
+    and the range of messages left out of what it reads (``session.json``'s ``deleted_range``)."""
+    both = json.dumps([history_digest, hashlib.sha256(updates.encode("utf-8")).hexdigest(),
+                       list(deleted_range) if deleted_range else None])
+    return hashlib.sha256(both.encode("utf-8")).hexdigest()
 
 
 def signed_grants(task_dir: Path, allowed_always: Iterable[str], digest: str) -> SavedGrants:
@@ -82,13 +88,15 @@ def signed_grants(task_dir: Path, allowed_always: Iterable[str], digest: str) ->
     return {"allowed_always": grants, "allowed_always_signature": sign(_PURPOSE, _folder(task_dir), grants, digest)}
 
 
-def trusted_grants(task_dir: Path, meta: SessionMeta, history: Sequence[object], notices: list[str]) -> tuple[str, ...]:
-    """The grants of ``meta`` this user signed for this folder and this ``history`` (as loaded);
-    others are dropped with a notice."""
+def trusted_grants(task_dir: Path, meta: SessionMeta, history: Sequence[object], updates: str,
+                   notices: list[str]) -> tuple[str, ...]:
+    """The grants of ``meta`` this user signed for this folder and this conversation (``history``
+    and ``updates``, the context updates' text, as loaded); others are dropped with a notice."""
     grants = sorted(meta.allowed_always or ())
     if not grants:
         return ()
-    if signed_by_user(meta.allowed_always_signature, _PURPOSE, _folder(task_dir), grants, history_digest(history)):
+    digest = conversation_digest(HistoryDigest().of(history), updates, meta.deleted_range)
+    if signed_by_user(meta.allowed_always_signature, _PURPOSE, _folder(task_dir), grants, digest):
         return tuple(grants)
     notices.append(f"This session's \"Allow always\" answers ({', '.join(grants)}) were not given by you for "
                    "this conversation (not signed with your key for this folder and its history as you left it: "

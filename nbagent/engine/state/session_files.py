@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Callable
 
+from ..context.updates import updates_text
 from ..contracts.messages import Message
 from ..disk.task_lock import FolderLock
-from .grants import HistoryDigest
+from .grants import HistoryDigest, conversation_digest
 from .store import SavedLogs, SavedMeta, SessionStore
 
 if TYPE_CHECKING:
@@ -154,5 +155,10 @@ class SessionFiles:
         return SavedMeta(model=self.model, deleted_range=self.deleted_range, totals=self.totals,
                          records_len=len(self.records), last_ts=self.last_ts, previous_usage=pu, spent=self.spent,
                          allowed_always=sorted(self.allowed_always),
-                         history_digest=self._history_digest.of(self.history) if self.allowed_always else "")
+                         history_digest=self._conversation_digest() if self.allowed_always else "")
+
+    def _conversation_digest(self) -> str:
+        """What the grants are signed with (see :func:`~.grants.conversation_digest`)."""
+        return conversation_digest(self._history_digest.of(self.history), updates_text(self.context.updates),
+                                   self.deleted_range)
 
