@@ -14,7 +14,7 @@ import ipywidgets as w
 from ...display.html import esc
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
-from .render import STYLE
+from .render import STYLE, reveal_hidden
 
 # No reason typed: the engine then tells the model "The user denied this python call." (a default
 # reason here used to read "The user denied this python call: The user denied this tool call.").
@@ -33,9 +33,11 @@ class PermissionPrompt:
         self.decision: waiting.Decision[Allow | Deny] = waiting.Decision()
         self.outcome: Allow | Deny | None = None
         self.stopped: str | None = None  # why the prompt closed with no decision (■, Stop): the call never ran
-        ask = f"Allow <b>{esc(tool_name)}</b> to run?"
+        # Marked as the input box marks them: the reason quotes the path the model wrote, where an
+        # unclosed direction override reordered the rest of the line (and a tool name could hide a mark).
+        ask = f"Allow <b>{esc(reveal_hidden(tool_name)[0])}</b> to run?"
         if reason_asked:
-            ask += f' <span style="{STYLE["muted"]}">({esc(reason_asked)})</span>'
+            ask += f' <span style="{STYLE["muted"]}">({esc(reveal_hidden(reason_asked)[0])})</span>'
         self._question = w.HTML(ask)
         self.allow_button = w.Button(description="Allow", button_style="success", icon="check")
         self.always_button = w.Button(description="Allow always (this session)", button_style="info",

@@ -12,7 +12,7 @@ import ipywidgets as w
 from ...display.html import clip, esc, pre
 from ...engine.contracts.events import CallPreview
 from .diff import preview_html, preview_plain
-from .render import STYLE, input_html, input_plain
+from .render import STYLE, input_html, input_plain, reveal_hidden
 from .safe import safe_display_data, static_output_html
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,7 +53,11 @@ class ToolCard:
         self._render_head()
 
     def _render_head(self) -> None:
-        self._head.value = f"<b>🔧 {esc(self.name)}</b> <span style='{STYLE['muted']}'>{esc(self.status)}</span>"
+        self._head.value = f"<b>🔧 {esc(self._shown_name())}</b> <span style='{STYLE['muted']}'>{esc(self.status)}</span>"
+
+    def _shown_name(self) -> str:
+        """The tool's name with hidden characters marked: the model may call a tool by any name."""
+        return reveal_hidden(self.name)[0]
 
     def set_status(self, status: str) -> None:
         self.status = status
@@ -125,7 +129,7 @@ class ToolCard:
         return "\n".join(lines)
 
     def html(self) -> str:
-        parts = [f'<div style="{STYLE["card"]}">', f"<b>🔧 {esc(self.name)}</b> "
+        parts = [f'<div style="{STYLE["card"]}">', f"<b>🔧 {esc(self._shown_name())}</b> "
                  f'<span style="{STYLE["muted"]}">{esc(self.status)}</span>']
         if self.input is not None:
             parts.append(self._input_html())
