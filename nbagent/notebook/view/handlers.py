@@ -46,7 +46,7 @@ def _on_permission_asked(view: RunView, e: ev.PermissionAsked) -> None:
     view.activity.stop()
     card = view.card(e.tool_use_id, e.name)
     card.started = None
-    if card.input is None:
+    if card.input != e.input:  # none streamed, or a pre_tool_use hook rewrote it: the input that runs is shown
         card.set_input(e.input)
     if e.preview is not None:
         card.set_preview(e.preview)

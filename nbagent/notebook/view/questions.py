@@ -57,7 +57,7 @@ async def ask_permission(view: AskingView, tool_name: str, tool_input: Mapping[s
         return Deny(UNSEEN_PROMPT)
     prompt = PermissionPrompt(tool_name, tool_input, getattr(request, "reason_asked", ""))
     card = view.card(tool_use_id, tool_name)
-    if card.input is None:
+    if card.input != tool_input:  # a pre_tool_use hook's rewrite: the user decides on what runs
         card.set_input(tool_input)
     card.attach_prompt(prompt)
     view.prompts_shown.append(prompt)
