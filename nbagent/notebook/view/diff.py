@@ -79,7 +79,9 @@ def _counts(preview: CallPreview) -> str:
     if hidden:
         summary += (f"; ⚠ {hidden} invisible or direction-changing character(s), shown as ⟦U+…⟧: "
                     "the code may not do what it appears to")
-    return summary + (layout_warning(preview.after) if preview.after is not None else "")
+    # Code only: a Markdown cell's paragraph is one long line as a rule (and runs nothing).
+    code = preview.after if preview.language != "markdown" else None
+    return summary + (layout_warning(code) if code is not None else "")
 
 
 def preview_plain(preview: CallPreview) -> str:

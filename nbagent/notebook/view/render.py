@@ -231,7 +231,9 @@ def input_summary(tool_name: str, tool_input: object) -> str:
     if hidden:
         summary += (f"; ⚠ {hidden} invisible or direction-changing character(s), shown as ⟦U+…⟧: "
                     "the code may not do what it appears to")
-    return summary + layout_warning(text)
+    # The code only: a non-code input is one JSON line per string (a written file's whole content), long as a rule.
+    code = code_of(tool_name, tool_input)
+    return summary + (layout_warning(code[0]) if code is not None else "")
 
 
 def input_plain(tool_name: str, tool_input: object) -> str:

@@ -136,3 +136,13 @@ def test_code_after_a_run_of_blank_lines_is_said_to_be_out_of_sight() -> None:
                                   "x = 1" + "\n" * 40, "s = '" + "a" * 300 + "'"])
 def test_ordinary_long_code_gets_no_layout_warning(code: str) -> None:
     assert "⚠" not in input_summary("python", {"code": code})
+
+
+def test_a_written_file_s_content_and_a_markdown_paragraph_get_no_layout_warning() -> None:
+    from nbagent.engine.contracts.events import CallPreview
+    from nbagent.notebook.view.diff import preview_html
+
+    prose = "A paragraph of notes that goes on for a while. " * 20
+    assert "⚠" not in input_summary("write_file", {"path": "notes.md", "content": prose + "\n" + prose})
+    assert "⚠" not in preview_html(CallPreview("insert a new markdown cell", None, prose, "markdown"))
+    assert "scroll the box" in preview_html(CallPreview("run cell 3", f"x = '{BLOB}'; go()", f"x = '{BLOB}'; go()"))
