@@ -100,6 +100,6 @@ def trusted_grants(task_dir: Path, meta: SessionMeta, history: Sequence[object],
         return tuple(grants)
     notices.append(f"This session's \"Allow always\" answers ({', '.join(grants)}) were not given by you for "
                    "this conversation (not signed with your key for this folder and its history as you left it: "
-                   "received, moved, changed by someone else, or stopped mid-turn): they are dropped, and these "
-                   "tools ask again.")
+                   "received, moved, changed by someone else, stopped mid-turn, or kept by an earlier nbagent): "
+                   "they are dropped, and these tools ask again.")
     return ()
