@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Sequence, TypedDict, cast
 
 from ..contracts.json_types import JSONArray
 from ..contracts.messages import ContentBlock, Message, TextBlockParam, blocks, is_tool_result, tool_uses
+from ..disk.persist import dumps_line
 
 if TYPE_CHECKING:  # typing.NotRequired is 3.11+
     from typing_extensions import NotRequired
@@ -103,6 +104,11 @@ class RollbackPoint:
         # The replaced messages are only checked to be objects here: a rollback puts them back in
         # the history, whose own check (check_history) refuses a malformed one on the next load.
         return cls(turns=tuple(turns), replaced=tuple(cast("list[Message]", replaced)), updates=updates, records=records)
+
+
+def point_line(point: RollbackPoint) -> str:
+    """One point as ``compactions.json`` writes it (one line)."""
+    return dumps_line(point.to_json())
 
 
 def as_of_request(points: Sequence[RollbackPoint], request: int,

@@ -18,7 +18,8 @@ collaborator's commit to ``api_conversation_history.json`` pulled into it (a pla
 "also run this, always") kept the user's grant, and the next live prompt continued their history
 with the tool unasked. So the signature also covers a digest of the conversation as this session
 last wrote it (the history, the context updates that replace what the model reads of its blocks, and
-the range of messages left out); ``session.json`` is rewritten with each turn's end while a grant is held. A history
+the range of messages left out, and the messages compactions replaced, which a rollback across one
+puts back); ``session.json`` is rewritten with each turn's end while a grant is held. A history
 changed since asks again, as does one a killed kernel left mid-turn (once).
 """
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypedDict
 
 from ..disk.persist import dumps_line
 from ..disk.user_key import sign, signed_by_user
@@ -52,10 +53,12 @@ def _folder(task_dir: Path) -> str:
 
 
 class HistoryDigest:
-    """The digest of a history (its messages as the log writes them, one line each), kept up to
-    date by reading only the messages added since the last call, as the history log appends."""
+    """The digest of a log (its items as the log writes them, one ``line`` each: the history's
+    messages, the compactions' points), kept up to date by reading only the items added since the
+    last call, as the log appends."""
 
-    def __init__(self) -> None:
+    def __init__(self, line: Callable[[Any], str] = dumps_line) -> None:
+        self._line = line
         self._items: list[object] = []
         self._hash = hashlib.sha256()
 
@@ -65,17 +68,19 @@ class HistoryDigest:
         if done > len(history) or list(history[:done]) != self._items:  # identity first: C speed
             done, self._hash = 0, hashlib.sha256()
         for message in history[done:]:
-            self._hash.update(dumps_line(message).encode("utf-8") + b"\n")
+            self._hash.update(self._line(message).encode("utf-8") + b"\n")
         self._items = list(history)
         return self._hash.hexdigest()
 
 
-def conversation_digest(history_digest: str, updates: str, deleted_range: Sequence[int] | None) -> str:
+def conversation_digest(history_digest: str, updates: str, deleted_range: Sequence[int] | None,
+                        compactions_digest: str) -> str:
     """What the grants are signed with: the history's digest (:class:`HistoryDigest`), the context
-    updates (``context_history.json``'s text: each replaces what the model reads of a history block)
-    and the range of messages left out of what it reads (``session.json``'s ``deleted_range``)."""
+    updates (``context_history.json``'s text: each replaces what the model reads of a history block),
+    the range of messages left out of what it reads (``session.json``'s ``deleted_range``) and the
+    compactions' digest (``compactions.json``: a rollback across one puts its messages back)."""
     both = json.dumps([history_digest, hashlib.sha256(updates.encode("utf-8")).hexdigest(),
-                       list(deleted_range) if deleted_range else None])
+                       list(deleted_range) if deleted_range else None, compactions_digest])
     return hashlib.sha256(both.encode("utf-8")).hexdigest()
 
 
@@ -89,13 +94,15 @@ def signed_grants(task_dir: Path, allowed_always: Iterable[str], digest: str) ->
 
 
 def trusted_grants(task_dir: Path, meta: SessionMeta, history: Sequence[object], updates: str,
-                   notices: list[str]) -> tuple[str, ...]:
-    """The grants of ``meta`` this user signed for this folder and this conversation (``history``
-    and ``updates``, the context updates' text, as loaded); others are dropped with a notice."""
+                   compactions: Sequence[object], notices: list[str]) -> tuple[str, ...]:
+    """The grants of ``meta`` this user signed for this folder and this conversation (``history``,
+    ``updates``, the context updates' text, and ``compactions``' points, as loaded: JSON, written by
+    ``dumps_line``); others are dropped with a notice."""
     grants = sorted(meta.allowed_always or ())
     if not grants:
         return ()
-    digest = conversation_digest(HistoryDigest().of(history), updates, meta.deleted_range)
+    digest = conversation_digest(HistoryDigest().of(history), updates, meta.deleted_range,
+                                 HistoryDigest().of(compactions))
     if signed_by_user(meta.allowed_always_signature, _PURPOSE, _folder(task_dir), grants, digest):
         return tuple(grants)
     notices.append(f"This session's \"Allow always\" answers ({', '.join(grants)}) were not given by you for "

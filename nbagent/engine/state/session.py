@@ -23,7 +23,7 @@ from ..contracts.errors import CorruptFileError
 from ..contracts.events import STREAM_DELTAS, ContextTruncated, Event, RequestRecord, Totals
 from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, blocks, error_result, tool_uses
 from ..disk.task_lock import FolderLock
-from .compactions import RollbackPoint, as_of_request, compacted
+from .compactions import RollbackPoint, as_of_request, compacted, point_line
 from .grants import HistoryDigest
 from .sent import SavedSent, SentRequest, SharedValues, from_saved, to_saved
 from .session_rollback import SessionRollback
@@ -73,6 +73,7 @@ class Session(SessionRollback):
         self.save_failures: list[str] = []  # failed writes since the loop last looked (it reports them)
         self.unsaved = False  # a write failed, or the folder was loaded in another layout: the next writes all
         self._history_digest = HistoryDigest()  # what "Allow always" is signed with (see grants.py)
+        self._compactions_digest = HistoryDigest(point_line)  # as compactions.json writes each point
         self._marks_in_meta = False  # session.json holds the marks (version 1): the next save of them moves them
         self._undo_prompt: tuple[int, int | None] | None = None
         self._turn_notes: str | None = None  # the notes file as the running turn began (None: none)

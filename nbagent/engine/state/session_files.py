@@ -47,6 +47,7 @@ class SessionFiles:
     _store: SessionStore | None
     _lock: FolderLock | None
     _history_digest: HistoryDigest
+    _compactions_digest: HistoryDigest
 
     @property
     def totals(self) -> Totals:
@@ -160,5 +161,5 @@ class SessionFiles:
     def _conversation_digest(self) -> str:
         """What the grants are signed with (see :func:`~.grants.conversation_digest`)."""
         return conversation_digest(self._history_digest.of(self.history), updates_text(self.context.updates),
-                                   self.deleted_range)
+                                   self.deleted_range, self._compactions_digest.of(self.compactions))
 

@@ -30,7 +30,7 @@ from ..contracts.messages import Message
 from ..disk.append_log import AppendLog
 from ..disk.persist import atomic_write_files, atomic_write_text, dumps_by_line, dumps_line
 from ..disk.task_lock import LOCK_FILE, FolderLock, TaskFolderLockedError
-from .compactions import RollbackPoint
+from .compactions import RollbackPoint, point_line
 from .folder_load import SessionSnapshot, load_folder
 from .grants import signed_grants
 from .sent import SavedSent
@@ -98,10 +98,6 @@ class SavedLogs:
     marks: Sequence[TurnMark]
 
 
-def _point_line(point: RollbackPoint) -> str:
-    return dumps_line(point.to_json())
-
-
 class SessionStore:
     """Reads and writes one task folder."""
 
@@ -159,7 +155,7 @@ class SessionStore:
     def save_compactions(self, points: list[RollbackPoint]) -> None:
         """Append what undoes a new compaction (one line each, written once: it holds the messages
         the compaction replaced); a rollback that used points up rewrites the file."""
-        self._compactions.save(points, _point_line)
+        self._compactions.save(points, point_line)
 
     def sync(self) -> None:
         """Make the appends so far durable: one ``fdatasync`` per file appended to since the last
@@ -207,7 +203,7 @@ class SessionStore:
         (see SessionFiles._write_all); ``compactions.json`` is made once there is one."""
         text = AppendLog.text
         files = {CONTEXT_FILE: updates_text(updates), REQUESTS_FILE: text(logs.records, dumps_line),
-                 SENT_FILE: text(logs.sent, dumps_line), COMPACTIONS_FILE: text(logs.compactions, _point_line),
+                 SENT_FILE: text(logs.sent, dumps_line), COMPACTIONS_FILE: text(logs.compactions, point_line),
                  MARKS_FILE: text(logs.marks, dumps_line), SESSION_FILE: self._meta_text(meta),
                  HISTORY_FILE: text(logs.history, dumps_line), UI_FILE: text(logs.events, dumps_line)}
         written: dict[str, tuple[AppendLog, Sequence[object]]] = {
