@@ -130,21 +130,6 @@ class NotebookRecord:
     """The session options the cell's line gave (None: a record from before they were kept)."""
 
 
-def undone_record(record: object) -> JSONObject | None:
-    """``record`` (a cell's, signed by this user) re-signed with ``"undone": true`` in it, for
-    ``%agent rollback`` to write: the mark beside the record is not signed, and someone who took
-    it out of a notebook sent without its folder revived the rolled-back answer as the user's own.
-    None for a record that is not this user's (its mark alone says it was undone, as before)."""
-    if not isinstance(record, dict):
-        return None
-    body = {k: v for k, v in record.items() if k != "signature"}
-    if record.get("undone") is True or not signed_by_user(record.get("signature"), body):
-        return None
-    body["undone"] = True
-    signature = sign(body)
-    return {**body, "signature": signature} if signature is not None else None
-
-
 def _fields_ok(record: JSONObject) -> bool:
     types = {"session": str, "turn": int, "prompt": str, "cell_id": str, "outcome": dict, "transcript": str,
              "text_only": bool, "summary": dict}
@@ -201,7 +186,7 @@ def read_record(metadata: object, prompt: str | None, cell_id: str | None) -> No
     if not mine or record["text_only"] or "text/html" not in bundle:
         bundle = {"text/plain": bundle["text/plain"]}  # someone else's HTML never reaches the page
     error = record["outcome"].get("error")
-    # Undone in the record (signed, see undone_record) or in the mark beside it (unsigned: as rollbacks wrote it before)
+    # Undone in the record (signed, see undone.undone_record) or in the mark beside it (unsigned: as rollbacks wrote it before)
     undone = record.get("undone") is True or (isinstance(mark, dict) and mark.get("undone") is True)
     return NotebookRecord(record["session"], record["turn"], bundle, record["outcome"]["reason"],
                           error if isinstance(error, str) else None, inputs, _summary(record["summary"]),
@@ -255,5 +240,5 @@ def was_recorded(metadata: JSONObject) -> bool:
     return isinstance(mark, dict) and mark.get("kind") == "agent"
 
 
-__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "executing_metadata", "undone_record",
+__all__ = ["MAX_TRANSCRIPT_BYTES", "MAX_UNPACKED_BYTES", "NotebookRecord", "executing_metadata",
            "in_kernel", "make_record", "not_this_cells", "read_record", "was_recorded"]

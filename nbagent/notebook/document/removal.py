@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterable
 from .bridge import Bridge, BridgeError, BridgeUnavailable
 from .bridge_types import BridgeResult, CellJSON, Expect, RequestArgs
 from .cells import MARK, ORIGIN
-from .embedded import undone_record
+from .undone import undone_record
 
 if TYPE_CHECKING:
     from ...engine.contracts.json_types import JSONObject
@@ -186,7 +186,7 @@ def _mark_undone(bridge: Bridge, cells: list[CellJSON], sessions: Collection[str
                 or not isinstance(turn, int) or turn <= after_turn or mark.get("undone") is True:
             continue
         try:
-            # Signed into the record too (the mark alone could be taken out: see embedded.undone_record)
+            # Signed into the record too (the mark alone could be taken out: see undone.undone_record)
             record = undone_record(mark.get("record"))
             signed = {"record": record} if record is not None else {}
             bridge.request_sync("replace", cell_id=str(cell.get("id")), metadata={MARK: {**mark, "undone": True, **signed}})
