@@ -118,7 +118,7 @@ def load_folder(task_dir: Path) -> SessionSnapshot:
     marks = checked.marks if checked.marks is not None else logs.read(MARKS_FILE, _load_marks)
     snap = _snapshot(checked, history, records, compactions, marks)
     snap.marks_in_meta = checked.marks is not None
-    snap.allowed_always = trusted_grants(task_dir, checked, history, updates_text(updates), compactions,
+    snap.allowed_always = trusted_grants(task_dir, checked, history, updates_text(updates), compactions, marks,
                                          logs.notices)
     saved_sent = logs.read(SENT_FILE, _load_sent)
     snap.sent = matching_records(saved_sent, snap.records)

@@ -19,7 +19,8 @@ collaborator's commit to ``api_conversation_history.json`` pulled into it (a pla
 with the tool unasked. So the signature also covers a digest of the conversation as this session
 last wrote it (the history, the context updates that replace what the model reads of its blocks, and
 the range of messages left out, and the messages compactions replaced, which a rollback across one
-puts back); ``session.json`` is rewritten with each turn's end while a grant is held. A history
+puts back) and the agent's notes (``notes.md``, in every turn's prompt, and the notes the turn marks keep,
+which a rollback writes back); ``session.json`` is rewritten with each turn's end while a grant is held. A history
 changed since asks again, as does one a killed kernel left mid-turn (once).
 """
 
@@ -31,8 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypedDict
 
 from ..disk.persist import dumps_line
+from ..disk.safe_open import read_regular
 from ..disk.user_key import sign, signed_by_user
-from .task_files import SessionMeta
+from .task_files import NOTES_FILE, SessionMeta, TurnMark
 
 if TYPE_CHECKING:  # typing.NotRequired is 3.11+
     from typing_extensions import NotRequired
@@ -73,14 +75,23 @@ class HistoryDigest:
         return self._hash.hexdigest()
 
 
+def notes_digest(task_dir: Path | None, marks: Sequence[TurnMark]) -> str:
+    """The digest of the agent's notes: ``notes.md`` in ``task_dir`` as it stands (in every turn's
+    prompt) and the notes ``marks`` keep (a rollback writes them back)."""
+    current = read_regular(task_dir / NOTES_FILE) if task_dir is not None else None
+    kept = json.dumps([None if current is None else hashlib.sha256(current).hexdigest(), [m.notes for m in marks]])
+    return hashlib.sha256(kept.encode("utf-8")).hexdigest()
+
+
 def conversation_digest(history_digest: str, updates: str, deleted_range: Sequence[int] | None,
-                        compactions_digest: str) -> str:
+                        compactions_digest: str, notes: str) -> str:
     """What the grants are signed with: the history's digest (:class:`HistoryDigest`), the context
     updates (``context_history.json``'s text: each replaces what the model reads of a history block),
-    the range of messages left out of what it reads (``session.json``'s ``deleted_range``) and the
-    compactions' digest (``compactions.json``: a rollback across one puts its messages back)."""
+    the range of messages left out of what it reads (``session.json``'s ``deleted_range``), the
+    compactions' digest (``compactions.json``: a rollback across one puts its messages back) and the
+    notes' (:func:`notes_digest`)."""
     both = json.dumps([history_digest, hashlib.sha256(updates.encode("utf-8")).hexdigest(),
-                       list(deleted_range) if deleted_range else None, compactions_digest])
+                       list(deleted_range) if deleted_range else None, compactions_digest, notes])
     return hashlib.sha256(both.encode("utf-8")).hexdigest()
 
 
@@ -94,15 +105,15 @@ def signed_grants(task_dir: Path, allowed_always: Iterable[str], digest: str) ->
 
 
 def trusted_grants(task_dir: Path, meta: SessionMeta, history: Sequence[object], updates: str,
-                   compactions: Sequence[object], notices: list[str]) -> tuple[str, ...]:
+                   compactions: Sequence[object], marks: Sequence[TurnMark], notices: list[str]) -> tuple[str, ...]:
     """The grants of ``meta`` this user signed for this folder and this conversation (``history``,
-    ``updates``, the context updates' text, and ``compactions``' points, as loaded: JSON, written by
-    ``dumps_line``); others are dropped with a notice."""
+    ``updates``, the context updates' text, ``compactions``' points, as loaded: JSON, written by
+    ``dumps_line``, and the notes: see :func:`notes_digest`); others are dropped with a notice."""
     grants = sorted(meta.allowed_always or ())
     if not grants:
         return ()
     digest = conversation_digest(HistoryDigest().of(history), updates, meta.deleted_range,
-                                 HistoryDigest().of(compactions))
+                                 HistoryDigest().of(compactions), notes_digest(task_dir, marks))
     if signed_by_user(meta.allowed_always_signature, _PURPOSE, _folder(task_dir), grants, digest):
         return tuple(grants)
     notices.append(f"This session's \"Allow always\" answers ({', '.join(grants)}) were not given by you for "

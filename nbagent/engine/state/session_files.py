@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable
 from ..context.updates import updates_text
 from ..contracts.messages import Message
 from ..disk.task_lock import FolderLock
-from .grants import HistoryDigest, conversation_digest
+from .grants import HistoryDigest, conversation_digest, notes_digest
 from .store import SavedLogs, SavedMeta, SessionStore
 
 if TYPE_CHECKING:
@@ -161,5 +161,6 @@ class SessionFiles:
     def _conversation_digest(self) -> str:
         """What the grants are signed with (see :func:`~.grants.conversation_digest`)."""
         return conversation_digest(self._history_digest.of(self.history), updates_text(self.context.updates),
-                                   self.deleted_range, self._compactions_digest.of(self.compactions))
+                                   self.deleted_range, self._compactions_digest.of(self.compactions),
+                                   notes_digest(self._store.task_dir if self._store else None, self.marks))
 
