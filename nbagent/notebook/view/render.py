@@ -201,6 +201,10 @@ LONG_LINE_CHARS = 400
 """A line this long wraps into many rows of the card's box (about 100 characters a row)."""
 BLANK_RUN_LINES = 8
 """This many blank lines in a row push what follows them out of sight of the box's first screen."""
+BOX_ROWS = 16
+"""Rows the card's box shows before it scrolls (about 18 in JupyterLab: fewer, to err towards warning)."""
+ROW_CHARS = 60
+"""Characters a row of the box holds (about 100 in a notebook's width: fewer, for a narrow panel)."""
 
 
 def layout_warning(text: str) -> str:
@@ -210,6 +214,8 @@ def layout_warning(text: str) -> str:
     showed a wall of data above Allow, the call at its end, rows below, and the summary said
     "2 lines"; so did ``x = 1``, forty blank lines, then the call."""
     lines = text.split("\n")
+    if sum(max(1, -(-len(line) // ROW_CHARS)) for line in lines) <= BOX_ROWS:
+        return ""  # all in sight: a warning on ordinary code (a 430-character query) would cry wolf
     longest = max(range(len(lines)), key=lambda i: len(lines[i]))
     if len(lines[longest]) >= LONG_LINE_CHARS:
         return (f"; ⚠ line {longest + 1} is {len(lines[longest]):,} characters long: it wraps past the box, "

@@ -146,3 +146,15 @@ def test_a_written_file_s_content_and_a_markdown_paragraph_get_no_layout_warning
     assert "⚠" not in input_summary("write_file", {"path": "notes.md", "content": prose + "\n" + prose})
     assert "⚠" not in preview_html(CallPreview("insert a new markdown cell", None, prose, "markdown"))
     assert "scroll the box" in preview_html(CallPreview("run cell 3", f"x = '{BLOB}'; go()", f"x = '{BLOB}'; go()"))
+
+
+SQL = "q = \"SELECT " + ", ".join(f"col_{i}" for i in range(50)) + " FROM sales WHERE year = 2024\""
+
+
+@pytest.mark.parametrize("code", [f"import pandas as pd\n{SQL}\ndf = pd.read_sql(q, con)",
+                                  "x = 1" + "\n" * 9 + "print(x)"])
+def test_a_long_line_or_blank_lines_that_fit_in_the_box_get_no_layout_warning(code: str) -> None:
+    """A 430-character query on one line of a 3-line cell (or 9 blank lines in an 11-line one) is
+    all in sight in the box: the ⚠ "scroll the box to its end" would cry wolf on ordinary code."""
+    assert len(SQL) >= 400  # a line the old rule called long
+    assert "⚠" not in input_summary("python", {"code": code})
