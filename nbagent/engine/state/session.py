@@ -24,7 +24,7 @@ from ..contracts.events import STREAM_DELTAS, ContextTruncated, Event, RequestRe
 from ..contracts.messages import ContentBlock, Message, ToolResultBlockParam, blocks, error_result, tool_uses
 from ..disk.task_lock import FolderLock
 from .compactions import RollbackPoint, as_of_request, compacted, point_line
-from .grants import HistoryDigest
+from .grants import HistoryDigest, UpdatesDigest
 from .sent import SavedSent, SentRequest, SharedValues, from_saved, to_saved
 from .session_rollback import SessionRollback
 from .store import COMPACTIONS_FILE, HISTORY_FILE, MARKS_FILE, REQUESTS_FILE, SENT_FILE, UI_FILE, SessionStore, TurnMark
@@ -74,6 +74,7 @@ class Session(SessionRollback):
         self.unsaved = False  # a write failed, or the folder was loaded in another layout: the next writes all
         self._history_digest = HistoryDigest()  # what "Allow always" is signed with (see grants.py)
         self._compactions_digest = HistoryDigest(point_line)  # as compactions.json writes each point
+        self._updates_digest = UpdatesDigest()
         self._marks_in_meta = False  # session.json holds the marks (version 1): the next save of them moves them
         self._undo_prompt: tuple[int, int | None] | None = None
         self._turn_notes: str | None = None  # the notes file as the running turn began (None: none)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Callable
 
-from ..context.updates import updates_text
 from ..contracts.messages import Message
 from ..disk.task_lock import FolderLock
-from .grants import HistoryDigest, conversation_digest, notes_digest
+from .grants import HistoryDigest, UpdatesDigest, conversation_digest, notes_digest
 from .store import SavedLogs, SavedMeta, SessionStore
 
 if TYPE_CHECKING:
@@ -48,6 +47,7 @@ class SessionFiles:
     _lock: FolderLock | None
     _history_digest: HistoryDigest
     _compactions_digest: HistoryDigest
+    _updates_digest: UpdatesDigest
 
     @property
     def totals(self) -> Totals:
@@ -160,7 +160,7 @@ class SessionFiles:
 
     def _conversation_digest(self) -> str:
         """What the grants are signed with (see :func:`~.grants.conversation_digest`)."""
-        return conversation_digest(self._history_digest.of(self.history), updates_text(self.context.updates),
+        return conversation_digest(self._history_digest.of(self.history), self._updates_digest.of(self.context.updates),
                                    self.deleted_range, self._compactions_digest.of(self.compactions),
                                    notes_digest(self._store.task_dir if self._store else None, self.marks))
 

@@ -345,3 +345,22 @@ def test_my_grants_stay_with_notes_the_agent_wrote_and_a_rollback(tmp_path: Path
     resumed.close()
     assert (task / "notes.md").read_text() == "one"
     assert SessionStore(task).load().allowed_always == ("write_file",)
+
+
+def test_a_turn_end_does_not_serialise_context_updates_that_did_not_change(tmp_path: Path, monkeypatch: Any) -> None:
+    """While a grant is held, each turn's end signs the conversation; the context updates (5,000 of
+    them in a long masked session: 14 ms) were serialised again at every turn's end, changed or not."""
+    from nbagent.engine.context.updates import ContextHistoryUpdates
+
+    api = SimulatedAPI([tool_reply("write_file", {"path": "a.txt", "content": "a"}, id="toolu_a"), text_reply("ok"),
+                        text_reply("two"), text_reply("three")])
+    first = agent(tmp_path, api, User(Allow(always=True)))
+    first.run_sync("write a")
+    first.run_sync("second")  # the grant's first re-signing after it was given
+    calls: list[int] = []
+    to_json = ContextHistoryUpdates.to_json
+    monkeypatch.setattr(ContextHistoryUpdates, "to_json", lambda self: calls.append(1) or to_json(self))
+    first.run_sync("third")
+    first.close()
+    assert calls == []
+    assert SessionStore(tmp_path / "task").load().allowed_always == ("write_file",)
