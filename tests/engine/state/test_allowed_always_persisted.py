@@ -359,7 +359,12 @@ def test_a_turn_end_does_not_serialise_context_updates_that_did_not_change(tmp_p
     first.run_sync("second")  # the grant's first re-signing after it was given
     calls: list[int] = []
     to_json = ContextHistoryUpdates.to_json
-    monkeypatch.setattr(ContextHistoryUpdates, "to_json", lambda self: calls.append(1) or to_json(self))
+
+    def counted(self: ContextHistoryUpdates) -> Any:
+        calls.append(1)
+        return to_json(self)
+
+    monkeypatch.setattr(ContextHistoryUpdates, "to_json", counted)
     first.run_sync("third")
     first.close()
     assert calls == []
