@@ -97,11 +97,12 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def notes_digest(task_dir: Path | None, marks: Sequence[TurnMark]) -> str:
-    """The digest of the agent's notes: ``notes.md`` in ``task_dir`` as it stands (in every turn's
-    prompt) and the notes ``marks`` keep (a rollback writes them back)."""
+def notes_digest(task_dir: Path | None, marks_digest: str) -> str:
+    """The digest of the agent's notes, ``notes.md`` in ``task_dir`` as it stands (in every turn's
+    prompt), and of the turn marks (``marks_digest``, a :class:`HistoryDigest` of them): a rollback
+    writes back the notes a mark keeps, and cuts the history and sets the range it holds."""
     current = read_regular(task_dir / NOTES_FILE) if task_dir is not None else None
-    kept = json.dumps([None if current is None else hashlib.sha256(current).hexdigest(), [m.notes for m in marks]])
+    kept = json.dumps([None if current is None else hashlib.sha256(current).hexdigest(), marks_digest])
     return hashlib.sha256(kept.encode("utf-8")).hexdigest()
 
 
@@ -130,12 +131,12 @@ def trusted_grants(task_dir: Path, meta: SessionMeta, history: Sequence[object],
                    compactions: Sequence[object], marks: Sequence[TurnMark], notices: list[str]) -> tuple[str, ...]:
     """The grants of ``meta`` this user signed for this folder and this conversation (``history``,
     ``updates``, the context updates' text, ``compactions``' points, as loaded: JSON, written by
-    ``dumps_line``, and the notes: see :func:`notes_digest`); others are dropped with a notice."""
+    ``dumps_line``, the notes and ``marks``: see :func:`notes_digest`); others are dropped with a notice."""
     grants = sorted(meta.allowed_always or ())
     if not grants:
         return ()
     digest = conversation_digest(HistoryDigest().of(history), text_digest(updates), meta.deleted_range,
-                                 HistoryDigest().of(compactions), notes_digest(task_dir, marks))
+                                 HistoryDigest().of(compactions), notes_digest(task_dir, HistoryDigest().of(marks)))
     if signed_by_user(meta.allowed_always_signature, _PURPOSE, _folder(task_dir), grants, digest):
         return tuple(grants)
     notices.append(f"This session's \"Allow always\" answers ({', '.join(grants)}) were not given by you for "

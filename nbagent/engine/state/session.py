@@ -74,7 +74,7 @@ class Session(SessionRollback):
         self.unsaved = False  # a write failed, or the folder was loaded in another layout: the next writes all
         self._history_digest = HistoryDigest()  # what "Allow always" is signed with (see grants.py)
         self._compactions_digest = HistoryDigest(point_line)  # as compactions.json writes each point
-        self._updates_digest = UpdatesDigest()
+        self._updates_digest, self._marks_digest = UpdatesDigest(), HistoryDigest()
         self._marks_in_meta = False  # session.json holds the marks (version 1): the next save of them moves them
         self._undo_prompt: tuple[int, int | None] | None = None
         self._turn_notes: str | None = None  # the notes file as the running turn began (None: none)

@@ -48,6 +48,7 @@ class SessionFiles:
     _history_digest: HistoryDigest
     _compactions_digest: HistoryDigest
     _updates_digest: UpdatesDigest
+    _marks_digest: HistoryDigest
 
     @property
     def totals(self) -> Totals:
@@ -162,5 +163,6 @@ class SessionFiles:
         """What the grants are signed with (see :func:`~.grants.conversation_digest`)."""
         return conversation_digest(self._history_digest.of(self.history), self._updates_digest.of(self.context.updates),
                                    self.deleted_range, self._compactions_digest.of(self.compactions),
-                                   notes_digest(self._store.task_dir if self._store else None, self.marks))
+                                   notes_digest(self._store.task_dir if self._store else None,
+                                                self._marks_digest.of(self.marks)))
 

@@ -369,3 +369,18 @@ def test_a_turn_end_does_not_serialise_context_updates_that_did_not_change(tmp_p
     first.close()
     assert calls == []
     assert SessionStore(tmp_path / "task").load().allowed_always == ("write_file",)
+
+
+def test_a_range_planted_in_a_turn_mark_does_not_keep_my_grants(tmp_path: Path) -> None:
+    """A rollback to a turn sets the range of messages left out that its mark holds (as
+    ``session.json``'s range, covered since the grants were bound to the conversation): planted in
+    ``turn_marks.json``, it hid the messages that said what not to do, and the rollback re-signed."""
+    first = agent(tmp_path, writes("a.txt", "b.txt", "c.txt"), User(Allow(always=True)))
+    first.run_sync("write a, b and c")
+    first.close()
+    path = tmp_path / "task" / "turn_marks.json"
+    marks = json.loads(path.read_text())
+    assert marks[-1]["deleted_range"] is None
+    marks[-1]["deleted_range"] = [1, 2]
+    path.write_text(json.dumps(marks))
+    assert SessionStore(tmp_path / "task").load().allowed_always == ()
