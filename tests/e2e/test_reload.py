@@ -185,3 +185,33 @@ def test_a_kernel_restart_while_a_turn_runs_marks_it_never_finished(browser, lab
     assert "never finished" in note.inner_text()
     assert page.locator(".nbagent-run button:enabled").count() == 0
     page.close()
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_the_agent_cell_run_again_while_allow_deny_waits_asks_again_in_its_next_run(browser, lab, frontend):  # noqa: F811
+    """Shift+Enter again on the agent cell while its Allow / Deny waits: the page queues a second run
+    and empties the cell (the prompt with it) though it shows it running. Was: the kernel waited Busy
+    for ever on that prompt; then (once given up) the first run's transcript, written into the cell,
+    untrusted it, so the second run's Allow / Deny rendered as plain text, unseen again. Now the first
+    run's call is denied with a notice and the second run asks, in the cell, and ends."""
+    from .test_bridge_frontend import _open
+    from .test_two_windows import ASKS
+
+    _require_installed_bridge()
+    name = _put(lab, f"rerun_while_asking_{frontend}.ipynb", "python3", ["%load_ext nbagent", ASKS, MINE])
+    page = _open(browser, lab, name, frontend)
+    _run_cell(page, 0)
+    _wait(page, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
+    _run_cell(page, 1)
+    allow = page.locator("button:text-is('Allow'):enabled")
+    allow.first.wait_for(timeout=60_000)
+    _run_cell(page, 1)  # again, while the first run asks
+    for _ in range(2):  # the second run's two calls ask, shown as buttons
+        allow.first.wait_for(timeout=90_000)
+        button = allow.first.element_handle()
+        button.click()
+        page.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
+                               arg=button, timeout=30_000)
+    cells = _wait(page, lambda cs: len(_made(cs)) == 2 and "done:" in _text(cs[1]), "the second run did not end")
+    assert [c["source"] for c in _made(cells)] == ["2 * 3", "4 * 5"] and cells[-1]["source"] == MINE
+    page.close()

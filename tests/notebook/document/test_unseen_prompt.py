@@ -269,6 +269,41 @@ async def test_a_prompt_whose_outputs_the_user_cleared_while_it_waited_is_given_
     assert await shown() is False
 
 
+async def test_a_prompt_whose_cell_was_run_again_while_it_waited_is_given_up(monkeypatch) -> None:
+    """Shift+Enter again on the agent cell while its Allow / Deny waits: JupyterLab and Notebook 7
+    queue a second run, empty the cell's outputs (the prompt with them) and show it running ([*]);
+    the first run's later outputs go nowhere. Was: the page said "running", so the kernel waited
+    Busy for ever on a prompt nobody could see, the second run queued behind it."""
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    front.running.add("c1")
+    shown = page.shown_check(bridge)
+    assert await shown() is True
+    front.cells[0]["outputs"] = []  # run again: emptied, and queued (still [*])
+    assert await shown() is False
+
+
+async def test_a_turn_whose_cell_was_queued_again_writes_no_transcript_into_it(monkeypatch) -> None:
+    """The cell run again while its turn ran: the page emptied it and shows the next run there. Was:
+    the turn's end wrote its transcript into the cell, which untrusts it (bridge writes never
+    render trusted), so the next run's live view and its Allow / Deny showed as plain text: the
+    kernel waited Busy on a prompt nobody could see."""
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    front.running.add("c1")
+    front.cells[0]["outputs"] = []
+    assert await page.show_on_reloaded_page(bridge, BUNDLE) is False
+    assert "replace" not in [r["op"] for r in front.requests] and front.cells[0]["outputs"] == []
+
+
+async def test_a_running_cell_whose_page_is_not_the_one_running_it_keeps_its_prompt(monkeypatch) -> None:
+    # A running cell without outputs in a page that did not run it (another window's copy of the
+    # notebook) says nothing of the prompt, which shows in the page that runs the cell.
+    front, bridge = _running(monkeypatch)
+    front.running.add("c1")
+    front.cells[0]["outputs"] = []
+    monkeypatch.setattr(page, "executing_client", lambda: "page-a")  # no hello from page-a
+    assert await page.shown_check(bridge)() is True
+
+
 async def test_a_turn_after_a_raises_exception_cell_under_run_all_is_not_said_reloaded(monkeypatch) -> None:
     # Was: its live view replaced by the transcript under "The page was reloaded …", never reloaded.
     # Its outputs follow the run there: the live view was replaced in place by the transcript.
