@@ -66,10 +66,12 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         if isinstance(index, int) and index < 0:
             return False
         if found.get("running") is not False:
-            # Running there, yet with no outputs in the page that runs it: the page emptied them, as
-            # JupyterLab and Notebook 7 do when the cell is run again while it runs (Shift+Enter twice
-            # queues a second run and sends the first run's later outputs nowhere): the prompt is gone.
-            return found.get("outputs") != 0 or not _still_there(bridge, client)
+            # Shown running ([*]), yet with no outputs (its live view, the prompt in it, went): the
+            # page emptied them, as JupyterLab and Notebook 7 do when the cell is run again while it
+            # runs (Shift+Enter twice, Run All; a reloaded page the user ran it in again): a second
+            # run queued, the first run's later outputs sent nowhere. Where the kernel session that
+            # runs the cell is not known (an older kernel), as before: shown.
+            return found.get("outputs") != 0 or client is None
         if not _still_there(bridge, client):
             return False  # reloaded, or opened again: the page now showing the cell never ran it
         outputs = found.get("outputs")  # an older front-end does not say: read the notebook

@@ -294,14 +294,21 @@ async def test_a_turn_whose_cell_was_queued_again_writes_no_transcript_into_it(m
     assert "replace" not in [r["op"] for r in front.requests] and front.cells[0]["outputs"] == []
 
 
-async def test_a_running_cell_whose_page_is_not_the_one_running_it_keeps_its_prompt(monkeypatch) -> None:
-    # A running cell without outputs in a page that did not run it (another window's copy of the
-    # notebook) says nothing of the prompt, which shows in the page that runs the cell.
+async def test_a_prompt_whose_page_was_reloaded_and_the_cell_run_again_there_is_given_up(monkeypatch) -> None:
+    """Reloaded (or closed and opened again) while Allow / Deny waited, then the agent cell run again
+    in the new page before the kernel's next check: that page shows it queued ([*]), emptied, and
+    never showed the old run's prompt. Was: "running", so shown: the kernel waited Busy for ever,
+    the user's new run queued behind it. With collaboration the new page shares the running cell's
+    outputs, the prompt among them: shown."""
     front, bridge = _running(monkeypatch)
+    bridge._pages.add("page-a")  # page-a ran it and is gone
+    bridge._on_data({"type": "hello", "version": 2}, "page-b")
+    monkeypatch.setattr(page, "executing_client", lambda: "page-a")
     front.running.add("c1")
-    front.cells[0]["outputs"] = []
-    monkeypatch.setattr(page, "executing_client", lambda: "page-a")  # no hello from page-a
-    assert await page.shown_check(bridge)() is True
+    shown = page.shown_check(bridge)
+    assert await shown() is True  # the running cell's outputs (shared, or not yet emptied) are there
+    front.cells[0]["outputs"] = []  # run again in page-b
+    assert await shown() is False
 
 
 async def test_a_turn_after_a_raises_exception_cell_under_run_all_is_not_said_reloaded(monkeypatch) -> None:
