@@ -70,8 +70,9 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
             # page emptied them, as JupyterLab and Notebook 7 do when the cell is run again while it
             # runs (Shift+Enter twice, Run All; a reloaded page the user ran it in again): a second
             # run queued, the first run's later outputs sent nowhere. Where the kernel session that
-            # runs the cell is not known (an older kernel), as before: shown.
-            return found.get("outputs") != 0 or client is None
+            # runs the cell is not known (an older kernel), as before: shown. Nor when its displays
+            # go to an ipywidgets Output (``with out:``): the prompt shows there, maybe in another cell.
+            return found.get("outputs") != 0 or client is None or _in_an_output_widget()
         if not _still_there(bridge, client):
             return False  # reloaded, or opened again: the page now showing the cell never ran it
         outputs = found.get("outputs")  # an older front-end does not say: read the notebook
@@ -174,6 +175,20 @@ def _still_there(bridge: "Bridge", client: str | None) -> bool:
     False then is no sign of a reload. A reloaded page is a new session, so after a reload this
     is False and ``find`` decides."""
     return bridge.page_here(client)
+
+
+def _in_an_output_widget() -> bool:
+    """Whether the running cell's displays go to an ipywidgets ``Output`` (the cell runs ``with out:``):
+    the front-end puts every output of the request that ``Output`` captures into the widget, wherever
+    it is shown (another cell, a sidebar), so the running cell itself may have none while its prompt shows."""
+    header = executing_request().get("header")
+    msg_id = header.get("msg_id") if isinstance(header, dict) else None
+    if not msg_id:
+        return False
+    from ipywidgets import Output
+    from ipywidgets.widgets.widget import _instances  # every live widget (ipywidgets >= 8)
+
+    return any(isinstance(w, Output) and w.msg_id == msg_id for w in list(_instances.values()))
 
 
 def _ran_code() -> str | None:

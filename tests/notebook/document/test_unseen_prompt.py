@@ -429,3 +429,25 @@ async def test_a_later_prompt_is_not_given_up_at_once_for_an_unanswered_check_lo
     assert await shown() is True  # the first prompt's check: unanswered, the prompt is kept
     clock[0] += 300.0  # Allow clicked; the tool ran for five minutes; no check ran meanwhile
     assert await shown() is True  # the next prompt's first check, unanswered once
+
+
+async def test_a_prompt_shown_in_an_output_widget_of_another_cell_is_asked(monkeypatch) -> None:
+    """``with out:`` around the agent call, ``out`` an ipywidgets Output shown in another cell: the
+    front-end puts the run's live view, Allow / Deny with it, into that widget, so the running cell
+    itself has no outputs. Was (nb24): taken as a cell run again while it waited: every call denied
+    unasked ("nobody could see Allow / Deny"), with the prompt on screen."""
+    from ipywidgets import Output
+
+    front, bridge = _after_a_failed_cell_under_run_all(monkeypatch)
+    monkeypatch.setattr(page, "executing_request", lambda: {"header": {"msg_id": "run-1"},
+                                                            "content": {"code": AGENT_SOURCE}})
+    front.running.add("c1")
+    front.cells[0]["outputs"] = []
+    out = Output()
+    try:
+        out.msg_id = "run-1"  # as ``with out:`` sets it, for the request running now
+        assert await page.shown_check(bridge)() is True
+        out.msg_id = ""  # the with block left: the displays go to the cell again, which has none
+        assert await page.shown_check(bridge)() is False
+    finally:
+        out.close()
