@@ -205,7 +205,11 @@ def test_the_agent_cell_run_again_while_allow_deny_waits_asks_again_in_its_next_
     _run_cell(page, 1)
     allow = page.locator("button:text-is('Allow'):enabled")
     allow.first.wait_for(timeout=60_000)
+    first_run_allow = allow.first.element_handle()
     _run_cell(page, 1)  # again, while the first run asks
+    # The page empties the cell (the first run's prompt with it) before the next Allow counts: an
+    # Allow found before that would be the first run's, and the second run's last call never answered.
+    page.wait_for_function("(b) => !b.isConnected", arg=first_run_allow, timeout=30_000)
     for _ in range(2):  # the second run's two calls ask, shown as buttons
         allow.first.wait_for(timeout=90_000)
         button = allow.first.element_handle()
