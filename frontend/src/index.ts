@@ -21,8 +21,12 @@ const TARGET = 'nbagent.bridge';
 
 type Request = { id: number; op: string; [key: string]: JSONValue };
 
+/** The notebook's document model, through the panel's context rather than its view: JupyterLab's
+ * "New View for Notebook" shares one context (and one kernel connection, whose comm target the view
+ * opened last holds) among views, so the bridge may be bound to a view the user has since closed,
+ * whose own model is gone while the document is still open in another. */
 function notebookOf(panel: NotebookPanel): ISharedNotebook {
-  const model = panel.content.model;
+  const model = panel.context.isDisposed ? null : panel.context.model;
   if (!model) {
     throw new BridgeError('the notebook is not loaded yet; try again once it is open');
   }
@@ -32,7 +36,7 @@ function notebookOf(panel: NotebookPanel): ISharedNotebook {
 /** Outputs written by the bridge never render trusted: a cell the user ran is trusted by JupyterLab
  * (its HTML unsanitised, its scripts run), so it is untrusted before the new outputs arrive. */
 function untrust(panel: NotebookPanel, cellId: unknown): void {
-  const cells = panel.content.model?.cells;
+  const cells = panel.context.isDisposed ? undefined : panel.context.model.cells;
   for (let i = 0; cells && i < cells.length; i++) {
     const model = cells.get(i);
     if (model.id === cellId) {

@@ -185,3 +185,68 @@ def test_a_kernel_restart_while_a_turn_runs_marks_it_never_finished(browser, lab
     assert "never finished" in note.inner_text()
     assert page.locator(".nbagent-run button:enabled").count() == 0
     page.close()
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_the_agent_cell_run_again_while_allow_deny_waits_asks_again_in_its_next_run(browser, lab, frontend):  # noqa: F811
+    """Shift+Enter again on the agent cell while its Allow / Deny waits: the page queues a second run
+    and empties the cell (the prompt with it) though it shows it running. Was: the kernel waited Busy
+    for ever on that prompt; then (once given up) the first run's transcript, written into the cell,
+    untrusted it, so the second run's Allow / Deny rendered as plain text, unseen again. Now the first
+    run's call is denied with a notice and the second run asks, in the cell, and ends."""
+    from .test_bridge_frontend import _open
+    from .test_two_windows import ASKS
+
+    _require_installed_bridge()
+    name = _put(lab, f"rerun_while_asking_{frontend}.ipynb", "python3", ["%load_ext nbagent", ASKS, MINE])
+    page = _open(browser, lab, name, frontend)
+    _run_cell(page, 0)
+    _wait(page, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
+    _run_cell(page, 1)
+    allow = page.locator("button:text-is('Allow'):enabled")
+    allow.first.wait_for(timeout=60_000)
+    first_run_allow = allow.first.element_handle()
+    _run_cell(page, 1)  # again, while the first run asks
+    # The page empties the cell (the first run's prompt with it) before the next Allow counts: an
+    # Allow found before that would be the first run's, and the second run's last call never answered.
+    page.wait_for_function("(b) => !b.isConnected", arg=first_run_allow, timeout=30_000)
+    for _ in range(2):  # the second run's two calls ask, shown as buttons
+        allow.first.wait_for(timeout=90_000)
+        button = allow.first.element_handle()
+        button.click()
+        page.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
+                               arg=button, timeout=30_000)
+    cells = _wait(page, lambda cs: len(_made(cs)) == 2 and "done:" in _text(cs[1]), "the second run did not end")
+    assert [c["source"] for c in _made(cells)] == ["2 * 3", "4 * 5"] and cells[-1]["source"] == MINE
+    page.close()
+
+
+def test_an_agent_call_inside_an_output_widget_shown_in_another_cell_asks_there(browser, lab):  # noqa: F811
+    """``with out:`` around the agent call, ``out`` an ipywidgets Output displayed by an earlier cell:
+    the run's live view and its Allow / Deny show in that widget; the running cell has no outputs.
+    Was (nb24): taken for a cell run again while it asked, so each call was denied unasked
+    ("nobody could see Allow / Deny") with the widget on screen."""
+    from .test_bridge_frontend import _open
+    from .test_cell_removal import _cells, _idle
+
+    _require_installed_bridge()
+    out = "from ipywidgets import Output\nout = Output()\ndisplay(out)"
+    call = 'with out:\n    get_ipython().run_cell_magic("agent", "", "What is 2 * 3 and 4 * 5?")'
+    name = _put(lab, "agent_in_an_output_widget.ipynb", "python3", ["%load_ext nbagent", out, call])
+    page = _open(browser, lab, name, "jupyterlab")
+    for index in (0, 1):
+        _run_cell(page, index)
+        _wait(page, lambda cs, i=index: cs[i]["execution_count"] is not None, f"cell {index} did not run")
+    _run_cell(page, 2)
+    allow = page.locator(".jp-Cell").nth(1).locator("button:text-is('Allow'):enabled")
+    for _ in range(2):  # its two python calls ask, in the Output widget of cell 1
+        allow.first.wait_for(timeout=90_000)
+        button = allow.first.element_handle()
+        button.click()
+        page.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
+                               arg=button, timeout=30_000)
+    _wait(page, lambda cs: cs[2]["execution_count"] is not None, "the agent call did not end")
+    shown = page.locator(".jp-Cell").nth(1).inner_text()
+    assert "done:" in shown and "nobody could see" not in shown, shown[-2000:]
+    assert _idle(page) and _cells(page)[2]["outputs"] == []
+    page.close()

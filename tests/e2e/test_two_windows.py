@@ -79,3 +79,50 @@ def test_an_agent_cell_run_in_a_console_on_the_notebooks_kernel_asks_there(brows
     assert "nobody could see" not in text and "20" in text, text[-2000:]
     assert "is nbagent installed" not in text
     page.close()
+
+
+def _views(page, name: str) -> list[str]:
+    return page.evaluate("(n) => [...window.jupyterapp.shell.widgets('main')]"
+                         ".filter(w => w.context && w.context.path === n).map(w => w.id)", name)
+
+
+@pytest.mark.parametrize("close", ["second", "first"])
+def test_an_agent_cell_run_after_closing_one_of_two_views_asks_and_lands_in_the_other(browser, lab, close):  # noqa: F811
+    """JupyterLab's "New View for Notebook": both views share one document and one kernel connection,
+    whose comm target the view opened last holds. Before: with the second view closed, the bridge
+    answered from the closed view ("the notebook is not loaded yet"), so the agent's code went into
+    one unmarked cell (never the agent's to replace again) under "no notebook bridge answers here"."""
+    _require_installed_bridge()
+    name = _put(lab, f"closed_view_{close}.ipynb", "python3", ["%load_ext nbagent", ASKS, "print('mine')"])
+    page = _open(browser, lab, name, "jupyterlab")
+    first = page.evaluate("() => window.__nb.id")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:clone')")
+    page.wait_for_function("([n, f]) => [...window.jupyterapp.shell.widgets('main')]"
+                           ".some(w => w.context && w.context.path === n && w.id !== f)", arg=[name, first])
+    second = next(v for v in _views(page, name) if v != first)
+    _run_cell(page, 0)  # in the view opened last, the current one: the kernel's comm opens now
+    _wait(page, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
+    gone, kept = (second, first) if close == "second" else (first, second)
+    page.evaluate("([g, k]) => { const ws = [...window.jupyterapp.shell.widgets('main')]; "
+                  "ws.find(w => w.id === g).close(); window.__nb = ws.find(w => w.id === k); "
+                  "window.jupyterapp.shell.activateById(k); }", [gone, kept])
+    page.wait_for_function("(n) => [...window.jupyterapp.shell.widgets('main')]"
+                           ".filter(w => w.context && w.context.path === n).length === 1", arg=name)
+    _run_cell(page, 1)
+    deadline, answered = time.monotonic() + 180, 0
+    while not ("done:" in _text(_cells(page)[1]) and _idle(page)):
+        assert time.monotonic() < deadline, f"the agent cell did not finish after {answered} prompt(s)"
+        allow = page.locator("button:text-is('Allow'):enabled")
+        if allow.count():
+            button = allow.first.element_handle()
+            button.click()
+            answered += 1
+            page.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
+                                   arg=button, timeout=30_000)
+        else:
+            time.sleep(0.25)
+    cells = _cells(page)
+    assert "no notebook bridge answers" not in _text(cells[1])
+    assert answered == 2 and [c["source"] for c in _made(cells)] == ["2 * 3", "4 * 5"], (answered, cells)
+    assert cells[-1]["source"] == "print('mine')" and len(cells) == 5
+    page.close()

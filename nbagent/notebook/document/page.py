@@ -23,7 +23,8 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
     cell running now (taken here, while it runs) still in the notebook, and running there? False
     only when the front-end answers that it is not: deleted while queued, the page was reloaded
     or opened again (the cell is there but idle: that page never ran it, so no prompt shows in it),
-    or the page that runs it shows it idle with its outputs cleared (Edit > Clear Outputs); or no
+    or the page that runs it shows it with its outputs cleared (Edit > Clear Outputs; or the cell
+    run again while it ran, which queued it anew: the prompt went with the outputs); or no
     page has answered for :data:`~nbagent.notebook.waiting.NO_PAGE_S` (the notebook's tabs closed)."""
     cell_id, client = executing_cell_id(), executing_client()
     if not in_kernel():  # plain IPython (a terminal, a script): no page can show a widget
@@ -65,7 +66,13 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         if isinstance(index, int) and index < 0:
             return False
         if found.get("running") is not False:
-            return True
+            # Shown running ([*]), yet with no outputs (its live view, the prompt in it, went): the
+            # page emptied them, as JupyterLab and Notebook 7 do when the cell is run again while it
+            # runs (Shift+Enter twice, Run All; a reloaded page the user ran it in again): a second
+            # run queued, the first run's later outputs sent nowhere. Where the kernel session that
+            # runs the cell is not known (an older kernel), as before: shown. Nor when its displays
+            # go to an ipywidgets Output (``with out:``): the prompt shows there, maybe in another cell.
+            return found.get("outputs") != 0 or client is None or _in_an_output_widget()
         if not _still_there(bridge, client):
             return False  # reloaded, or opened again: the page now showing the cell never ran it
         outputs = found.get("outputs")  # an older front-end does not say: read the notebook
@@ -124,6 +131,11 @@ async def show_on_reloaded_page(bridge: "Bridge", shown: "dict[str, str]") -> bo
         here = _still_there(bridge, client)
         if not isinstance(index, int) or index < 0 or (found.get("running") is not False and not here):
             return False  # deleted, or running in a page whose live view we cannot see from here
+        if here and found.get("running") is True and found.get("outputs") == 0:
+            # Run again while it ran: the page queued the next run and emptied the cell, which shows
+            # that run next. Outputs written now would untrust the cell (bridge writes never render
+            # trusted), and an untrusted cell shows no widget: the next run's Allow / Deny unseen.
+            return False
         cells = (await bridge.request("read")).get("cells", [])
         cell = next((c for c in cells if isinstance(c, dict) and c.get("id") == cell_id), None)
         source = cell.get("source", "") if cell is not None else None
@@ -163,6 +175,20 @@ def _still_there(bridge: "Bridge", client: str | None) -> bool:
     False then is no sign of a reload. A reloaded page is a new session, so after a reload this
     is False and ``find`` decides."""
     return bridge.page_here(client)
+
+
+def _in_an_output_widget() -> bool:
+    """Whether the running cell's displays go to an ipywidgets ``Output`` (the cell runs ``with out:``):
+    the front-end puts every output of the request that ``Output`` captures into the widget, wherever
+    it is shown (another cell, a sidebar), so the running cell itself may have none while its prompt shows."""
+    header = executing_request().get("header")
+    msg_id = header.get("msg_id") if isinstance(header, dict) else None
+    if not msg_id:
+        return False
+    from ipywidgets import Output
+    from ipywidgets.widgets.widget import _instances  # every live widget (ipywidgets >= 8)
+
+    return any(isinstance(w, Output) and w.msg_id == msg_id for w in list(_instances.values()))
 
 
 def _ran_code() -> str | None:
