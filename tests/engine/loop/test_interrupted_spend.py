@@ -146,3 +146,29 @@ async def test_a_request_stopped_while_the_model_wrote_a_tool_calls_input_bills_
     # (was: the input and the few tokens of "I will run it.", 996 of 1,600 here).
     assert agent.session.spent.tokens > written > 500
     agent.close()
+
+
+async def test_a_retried_requests_row_carries_what_its_cut_off_attempts_were_billed(tmp_path: Path) -> None:
+    """A dropped attempt was billed (the session's spent) but in no row: the run's table summed to
+    less than its done line's "session spent", and a rollback of the turn was the only way to see it."""
+    from nbagent.display.tables import turns_df
+
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    api = SimulatedAPI([text_reply(LONG)] * 3, faults={1: Fault.drop(6), 2: Fault.sse_error(6)})
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False, sleep=no_wait)
+    done = done_of([e async for e in agent.run("x " * 5_000)])
+    [row] = agent.records
+    spent = agent.session.spent
+
+    assert abs(turns_df(agent.records)["cumulative cost (session)"].iloc[-1] - round(spent.cost_usd, 4)) < 1e-9
+    assert row.unanswered_usage is not None and row.unanswered_usage.input_tokens >= 2 * row.usage.input_tokens
+    assert row.cost_usd == cost_of(row.usage + row.unanswered_usage, row.model)
+    assert done.totals.spent_requests == 3 and spent.requests == 3  # each attempt was still sent and billed
+    assert spent.tokens == row.usage.total_tokens + row.unanswered_usage.total_tokens  # counted once
+    assert abs(done.totals.spent_usd - done.totals.cost_usd) < 1e-12
+
+    agent.rollback(0)  # the row's money, its attempts' included, stays spent
+    assert agent.records == [] and abs(agent.session.spent.cost_usd - spent.cost_usd) < 1e-12
+    assert agent.session.spent.tokens == spent.tokens and agent.session.spent.requests == 3
