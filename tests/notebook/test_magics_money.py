@@ -168,10 +168,10 @@ def test_the_next_prompts_header_keeps_the_sessions_requests_without_prices_unkn
     with warnings.catch_warnings():  # "no prices", once a process
         warnings.simplefilter("ignore")
         run(shell, "%%agent --model claude-opus-9-9\nWhat is 17 * 23?")
-    assert "session cost unknown" in session().view.header.plain()
+    assert "session spent unknown" in session().view.header.plain()
     run(shell, "%%agent --model claude-haiku-4-5\nWhat is 2 * 4?")
     header = session().view.header.plain()
-    assert "session cost ≥ $" in header and "request(s) without prices" in header, header
+    assert "session spent ≥ $" in header and "request(s) without prices" in header, header
     assert "≥ $" in repr(session()) and "request(s) without prices) spent>" in repr(session())  # not "$0.0025 spent"
 
 
@@ -191,3 +191,19 @@ def test_requests_without_prices_stay_unknown_in_what_was_spent_after_their_roll
         assert "(2 request(s) without prices)" in said, said
     done = run(shell, "%%agent --model claude-haiku-4-5\nWhat is 3 * 3?")  # the next cell's last line too
     assert "(2 request(s) without prices)" in done, done
+
+
+def test_the_headers_figure_is_named_what_the_session_spent_not_a_second_session_cost(shell):
+    """After a rollback the header read "session cost $0.0046" while ``%agent history``'s
+    "cumulative cost (session)" ended lower: one name, two values. The header's is what was
+    spent (rolled-back requests included), and says so."""
+    run(shell, "%%agent\nWhat is 17 * 23?")
+    run(shell, "%%agent\nWhat is 2 * 4?")
+    run(shell, "%agent rollback 1")
+    run(shell, "%%agent\nWhat is 3 * 3?")
+    spent, history = session().totals.spent_usd, session().turns_df()
+    assert history["cumulative cost (session)"].iloc[-1] < round(spent, 4)  # the two figures differ
+
+    header = session().view.header.plain()
+
+    assert f"session spent ${spent:.4f}" in header and "session cost" not in header, header

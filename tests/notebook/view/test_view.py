@@ -484,9 +484,9 @@ def test_unpriced_requests_never_show_as_zero_dollars() -> None:
     assert fmt_total_cost(0.0123, 0, 3) == "$0.0123"
     view = make_view()
     view.handle(ev.RequestCompleted(record=record(cost=None)))
-    assert "session cost unknown (1 request(s) without prices)" in view.header.plain()
+    assert "session spent unknown (1 request(s) without prices)" in view.header.plain()
     view.handle(ev.RequestCompleted(record=record(request=2, cost=0.0042)))
-    assert "session cost ≥ $0.0042 (1 request(s) without prices)" in view.header.plain()
+    assert "session spent ≥ $0.0042 (1 request(s) without prices)" in view.header.plain()
 
 
 def test_streamed_text_is_sent_append_only_and_settled_chunks_never_again() -> None:
