@@ -207,3 +207,24 @@ def test_the_headers_figure_is_named_what_the_session_spent_not_a_second_session
     header = session().view.header.plain()
 
     assert f"session spent ${spent:.4f}" in header and "session cost" not in header, header
+
+
+def test_a_dropped_attempt_on_a_model_without_prices_leaves_the_done_line_unknown_not_at_least_zero(shell):
+    """Every request on a model without prices, one of them dropped mid-answer and retried: the done
+    line read "session spent ≥ $0.0000 (4 request(s) without prices)" (a zero, and one request short)
+    where ``%agent cost`` said "unknown (5 request(s) without prices)"."""
+    from nbagent.providers.simulated import Fault
+
+    with warnings.catch_warnings():  # "no prices", once a process
+        warnings.simplefilter("ignore")
+        run(shell, "%%agent --model claude-opus-9-9\nWhat is 17 * 23?")
+        api = session().agent.simulated_api
+        api.faults = {len(api.requests) + 1: Fault.drop(after_events=3)}
+        run(shell, "%%agent --model claude-opus-9-9\nWhat is 2 * 4?")
+    spent = session().agent.session.spent
+    assert spent.unpriced_requests == spent.requests == session().totals.spent_requests
+
+    said = f"session spent unknown ({spent.requests} request(s) without prices)"
+    assert said in session().view.transcript() and "≥ $0.0000" not in session().view.transcript()
+    assert said in session().view.header.plain()
+    assert f"spent unknown ({spent.requests} request(s) without prices)" in run(shell, "%agent cost")

@@ -91,6 +91,9 @@ class Totals:
     unpriced_requests: int = 0
     spent_usd: Number = 0.0
     spent_requests: int = 0
+    spent_unpriced_requests: int = 0
+    """Of ``spent_requests``, those without prices (rolled back or cut off mid-answer too): with
+    ``unpriced_requests`` alone, a dropped attempt on such a model made "≥ $0.0000" of "unknown"."""
 
     @property
     def cost(self) -> float | None:

@@ -129,4 +129,5 @@ class RunningTotals:
         n = len(records)
         return Totals(requests=n, turns=self._turns, usage=self._usage, cost_usd=self._cost,
                       retries=self._retries, truncations=truncations, unpriced_requests=self._unpriced,
-                      spent_usd=self._cost + dropped.cost_usd, spent_requests=n + dropped.requests)
+                      spent_usd=self._cost + dropped.cost_usd, spent_requests=n + dropped.requests,
+                      spent_unpriced_requests=self._unpriced + dropped.unpriced_requests)

@@ -547,6 +547,22 @@ def test_an_aborted_run_ends_like_an_interrupted_one_short_and_with_its_tool_mar
     assert "done: aborted" not in text and "API requests of this run" not in text
 
 
+def test_a_run_stopped_mid_answer_on_a_model_without_prices_says_unknown_not_zero() -> None:
+    """The first request of a session on a model without prices, stopped with ■ after its answer
+    began: billed (its price unknown), no record; the line read "session spent so far $0.0000"."""
+    stopped = ev.Totals(spent_requests=1, spent_unpriced_requests=1)
+    for end in ("done", "cancel"):
+        view = make_view()
+        view.handle(ev.TextDelta(text="Half a sent"))
+        if end == "done":
+            view.handle(ev.Done(reason="aborted", totals=stopped))
+        else:
+            view.interrupted(session_cost=0.0, unpriced=1)
+        text = view.transcript()
+        assert "interrupted — session spent so far unknown (1 request(s) without prices)" in text, text
+        assert "$0.0000" not in text
+
+
 async def test_a_rate_limit_wait_reads_as_a_wait_not_a_failure_with_send_now_and_cancel() -> None:
     calls: list[str] = []
     view = make_view(on_retry_now=lambda: calls.append("now"), on_cancel=lambda: calls.append("cancel"))
