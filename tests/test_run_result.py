@@ -128,7 +128,8 @@ def test_a_priced_run_costs_what_its_broken_streams_were_billed_too() -> None:
     [record] = [e.record for e in result if isinstance(e, RequestCompleted) and e.record is not None]
     assert result.reason == "end_turn" and result.cost == agent.session.spent.cost_usd
     # The answered request's row carries its three broken attempts (pu6): it is most of the bill.
-    assert record.unanswered_usage is not None and abs(record.cost_usd - result.cost) < 1e-12
+    assert record.unanswered_usage is not None and record.cost_usd is not None and result.cost is not None
+    assert abs(record.cost_usd - result.cost) < 1e-12
     answered = cost_of(record.usage, record.model)
     assert answered is not None and result.cost > 3.5 * answered
     assert f"${result.cost:.4f}" in repr(result)

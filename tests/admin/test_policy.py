@@ -189,3 +189,23 @@ def test_web_search_outside_allowed_tools_is_refused_naming_the_setting(tmp_path
     assert quiet.config.server_tools == ()
     admin(allowed_tools=["python", "web_search"])
     assert agent(tmp_path, server_tools=("web_search",)).config.server_tools == ("web_search",)
+
+
+async def test_the_day_ledger_grows_as_each_request_is_billed_not_at_the_prompts_end(tmp_path: Path, admin: Any) -> None:
+    """The ledger was added to when a prompt's run ended: a kernel restarted (or killed) in the middle
+    of a long prompt never counted what its requests had been billed, and the next kernel's prompt
+    was given the whole day's budget again."""
+    from nbagent.engine.contracts.events import RequestCompleted
+
+    admin(max_daily_budget_usd=1.0)
+    a = agent(tmp_path, [tool_reply("list_files", {"path": "."}), text_reply("done")])
+    ledger = DailyLedger(tmp_path / "ledger")
+    run = a.run("list the files")
+    async for event in run:
+        if isinstance(event, RequestCompleted):  # the first request is answered, the prompt goes on
+            break
+
+    assert a.session.spent.budget_usd > 0 and ledger.spent() == pytest.approx(a.session.spent.budget_usd)
+    async for _ in run:
+        pass
+    assert ledger.spent() == pytest.approx(a.session.spent.budget_usd)  # counted once
