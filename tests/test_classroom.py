@@ -61,7 +61,7 @@ def test_a_student_on_a_model_without_prices_has_an_unknown_cost_never_zero(tmp_
 
 def test_a_students_requests_are_those_their_cost_counts_rolled_back_ones_included(tmp_path: Path) -> None:
     """``cost_usd`` counts every request billed (a rollback never un-spends), ``requests`` counted the
-    rows left: "2 requests, $0.0084" for three billed requests, where the batch's table and
+    rows left: 1 request beside three billed requests' money, where the batch's table and
     ``%agent cost`` say 3."""
     folder = tmp_path / "class" / "ada" / "20261202-1"
     agent = Agent(provider=simulated_provider(SimulatedAPI([text_reply("ok")] * 3)), task_dir=folder, cwd=folder.parent)
