@@ -151,7 +151,7 @@ async def test_a_request_stopped_while_the_model_wrote_a_tool_calls_input_bills_
 async def test_a_retried_requests_row_carries_what_its_cut_off_attempts_were_billed(tmp_path: Path) -> None:
     """A dropped attempt was billed (the session's spent) but in no row: the run's table summed to
     less than its done line's "session spent", and a rollback of the turn was the only way to see it."""
-    from nbagent.display.tables import turns_df
+    from nbagent.display.tables import for_display, turns_df
 
     async def no_wait(seconds: float) -> None:
         return None
@@ -165,6 +165,8 @@ async def test_a_retried_requests_row_carries_what_its_cut_off_attempts_were_bil
     assert abs(turns_df(agent.records)["cumulative cost (session)"].iloc[-1] - round(spent.cost_usd, 4)) < 1e-9
     assert row.unanswered_usage is not None and row.unanswered_usage.input_tokens >= 2 * row.usage.input_tokens
     assert row.cost_usd == cost_of(row.usage + row.unanswered_usage, row.model)
+    shown = for_display(turns_df(agent.records))  # the row says why its cost is more than its tokens'
+    assert shown["cut-off tokens"].tolist() == [row.unanswered_usage.total_tokens]
     assert done.totals.spent_requests == 3 and spent.requests == 3  # each attempt was still sent and billed
     assert spent.tokens == row.usage.total_tokens + row.unanswered_usage.total_tokens  # counted once
     assert abs(done.totals.spent_usd - done.totals.cost_usd) < 1e-12
