@@ -159,6 +159,8 @@ def test_a_request_dropped_mid_answer_is_named_in_what_was_spent_not_called_a_ro
            "or cut off mid-answer: billed in the row of the request they were retried as, or, stopped with ■, " \
            "in no row; they stay spent)" in cost
     assert "rolled-back requests stay spent" not in cost
+    cut = sum(r.unanswered_usage.total_tokens for r in session().agent.records if r.unanswered_usage is not None)
+    assert cut > 0 and f"cut-off tokens {cut:,}" in cost  # the turn table's column, under the same name
 
 
 def test_the_next_prompts_header_keeps_the_sessions_requests_without_prices_unknown(shell):
