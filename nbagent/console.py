@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from .display.format import fmt_total_cost, terminal_text, truncation_line
+from .display.format import fmt_total_cost, status_text, terminal_text, truncation_line
 from .engine.api_facts.cost import Usage
 from .engine.contracts import events as ev
 
@@ -19,9 +19,8 @@ def _short(value: Any, limit: int = 300) -> str:
 def _request_trouble(event: ev.RetryScheduled | ev.RateLimitWait | ev.StreamInterrupted | ev.ApiRequestFailed) -> str:
     """A wait, a retry or a failure of a request, as one line."""
     if isinstance(event, ev.RetryScheduled):
-        status = f" {event.status}" if event.status else ""
         retry = f"retry {event.attempt}/{event.max_attempts} in {event.delay_s:g} s"
-        return f"\n  ↻ {event.error_kind}{status}: {event.message} — {retry}\n"
+        return f"\n  ↻ {event.error_kind}{status_text(event.status)}: {event.message} — {retry}\n"
     if isinstance(event, ev.RateLimitWait):
         return f"\n  ⏳ {event.headline}\n"
     if isinstance(event, ev.StreamInterrupted):

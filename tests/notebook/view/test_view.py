@@ -18,6 +18,7 @@ from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
 from nbagent.notebook import waiting
 from nbagent.notebook.view import AgentView
 from nbagent.notebook.view.render import STYLE
+from nbagent.notebook.view.retry import FailurePrompt
 from nbagent.notebook.view.text import TableBlock, TextBlock, ThinkingBlock
 from nbagent.notebook.view.tools import ToolCard
 
@@ -221,6 +222,17 @@ async def test_retry_countdown_and_buttons_call_the_callbacks() -> None:
     view.handle(ev.ApiRequestStarted(request=1, attempt=2))
     assert status.outcome == "retrying" and status.progress.value == 0.0
     assert "retry 2/3" in view.transcript()
+
+
+def test_an_error_event_mid_stream_is_not_shown_with_the_streams_200_as_its_status() -> None:
+    """An ``overloaded_error`` event in a stream that began "200 OK": the retry line read
+    "overloaded (200)", a success code as the failure's."""
+    view = make_view()
+    view.handle(ev.RetryScheduled(attempt=1, max_attempts=3, delay_s=0.3, error_kind="overloaded",
+                                  message="Overloaded", status=200))
+    assert "overloaded (in the stream): Overloaded — retry 1/3" in view.transcript()
+    failed = FailurePrompt(ev.ApiRequestFailed(error_kind="overloaded", message="Overloaded", status=200, attempts=4))
+    assert "(200)" not in failed.headline and "overloaded (in the stream)" in failed.headline
 
 
 def test_a_finished_retry_says_its_jittered_wait_in_tenths_of_a_second() -> None:
