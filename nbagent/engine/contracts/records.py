@@ -94,6 +94,8 @@ class Totals:
     spent_unpriced_requests: int = 0
     """Of ``spent_requests``, those without prices (rolled back or cut off mid-answer too): with
     ``unpriced_requests`` alone, a dropped attempt on such a model made "≥ $0.0000" of "unknown"."""
+    __omit_when_default__: ClassVar[tuple[str, ...]] = ("spent_unpriced_requests",)
+    """Written only when set: a folder's saved events read as an earlier version wrote them."""
 
     @property
     def cost(self) -> float | None:
