@@ -356,7 +356,9 @@ async def decide_after_failure(
     fallback = run.config.fallback_model
     if fallback and attempts.model != fallback and error.kind in (ErrorKind.OVERLOADED, ErrorKind.NOT_FOUND):
         yield ModelFallback(from_model=attempts.model, to_model=fallback, reason=error.kind.value)
-        attempts.model, attempts.streak = fallback, 0
+        # The cut-off attempts so far were billed at this model's price: they stay spent without a row,
+        # as the row (its cost priced at the model that answers) would price them at the fallback's.
+        attempts.model, attempts.streak, attempts.unanswered = fallback, 0, None
         return
     message = error.message
     if too_long:

@@ -174,3 +174,28 @@ async def test_a_retried_requests_row_carries_what_its_cut_off_attempts_were_bil
     agent.rollback(0)  # the row's money, its attempts' included, stays spent
     assert agent.records == [] and abs(agent.session.spent.cost_usd - spent.cost_usd) < 1e-12
     assert agent.session.spent.tokens == spent.tokens and agent.session.spent.requests == 3
+
+
+async def test_attempts_cut_off_before_a_fallback_are_billed_at_their_own_models_price(tmp_path: Path) -> None:
+    """Four attempts on haiku cut off by an error event, then the fallback (opus) answers: the row
+    priced the haiku attempts at opus's price (spent grew by half again; the session's other
+    unrowed money was clamped away), or, the other way round, the rows fell short of spent."""
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    for model, fallback in (("claude-haiku-4-5", "claude-opus-4-8"), ("claude-opus-4-8", "claude-haiku-4-5")):
+        api = SimulatedAPI([text_reply(LONG)] * 6, faults={i: Fault.sse_error(6) for i in range(1, 5)})
+        agent = Agent(provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False, sleep=no_wait,
+                      model=model, fallback_model=fallback)
+        done = done_of([e async for e in agent.run("x " * 5_000)])
+        [row] = agent.records
+        assert row.model == fallback and done.totals.spent_requests == 5
+        cut_off = agent.session.dropped  # the four attempts, each at the price of the model it ran on
+        assert cut_off.requests == 4 and cut_off.tokens > 4 * 5_000 and cut_off.cost_usd > 0
+        assert abs(done.totals.spent_usd - (cut_off.cost_usd + (row.cost_usd or 0.0))) < 1e-12
+        assert row.unanswered_usage is None and row.cost_usd == cost_of(row.usage, fallback)
+        # At most their tokens at the model's dearest rate: opus's price for haiku's attempts is far more.
+        dearest = max(cost_of(Usage(**{kind: 1}), model) for kind in ("input_tokens", "output_tokens",
+                                                                      "cache_creation_input_tokens"))
+        assert cut_off.cost_usd <= cut_off.tokens * dearest + 1e-12
+        agent.close()
