@@ -216,7 +216,7 @@ class Agent:
                     day.update(self.session.spent.budget_usd)
                 yield event
         finally:
-            day.update(self.session.spent.budget_usd)
+            day.update(self.session.spent.budget_usd, final=True)
 
     async def ask(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> Any:
         """Run ``prompt`` and return the assistant's text (as ``RunResult.text``: each request's, a

@@ -63,11 +63,20 @@ class DayCount:
     def __init__(self, ledger: DailyLedger | None, billed: float) -> None:
         self.ledger, self.counted = ledger, billed
 
-    def update(self, billed: float) -> None:
-        """``billed``: what the session has been billed so far (``Spent.budget_usd``)."""
-        if self.ledger is not None and billed > self.counted:
+    def update(self, billed: float, *, final: bool = False) -> None:
+        """``billed``: what the session has been billed so far (``Spent.budget_usd``). Mid-prompt a
+        ledger that cannot be written is left for the ``final`` update to add (and raise): raised
+        between two requests, it cut the turn off and left the agent refusing every later prompt
+        ("a run is already in progress")."""
+        if self.ledger is None or not billed > self.counted:
+            return
+        try:
             self.ledger.add(billed - self.counted)
-            self.counted = billed
+        except OSError:
+            if final:
+                raise
+            return
+        self.counted = billed
 
 
 def prompt_limits(policy: AdminPolicy | None, limits: RunLimits | None,

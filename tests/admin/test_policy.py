@@ -209,3 +209,24 @@ async def test_the_day_ledger_grows_as_each_request_is_billed_not_at_the_prompts
     async for _ in run:
         pass
     assert ledger.spent() == pytest.approx(a.session.spent.budget_usd)  # counted once
+
+
+async def test_a_ledger_that_cannot_be_written_fails_the_prompt_at_its_end_not_between_two_requests(
+        tmp_path: Path, admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ledger_dir the student cannot write: raised as the first request was counted, the turn was
+    cut off mid-way (the tool never ran) and every later prompt was refused ("a run is already in
+    progress") until the kernel restarted. The error still fails the prompt, once it has ended."""
+    def denied(self: DailyLedger, usd: float) -> float:
+        raise PermissionError(13, "Permission denied", str(self.path))
+
+    admin(max_daily_budget_usd=1.0)
+    monkeypatch.setattr(DailyLedger, "add", denied)
+    a = agent(tmp_path, [tool_reply("list_files", {"path": "."}), text_reply("done"), text_reply("again")])
+    seen: list[object] = []
+    with pytest.raises(PermissionError):
+        async for event in a.run("list the files"):
+            seen.append(event)
+    assert any(isinstance(e, ToolResult) for e in seen) and len(a.records) == 2  # the turn ran to its end
+    monkeypatch.undo()
+    admin(max_daily_budget_usd=1.0)
+    assert [e async for e in a.run("once more")]  # the agent takes the next prompt
