@@ -65,8 +65,11 @@ def _format_event(event: ev.Event) -> str | None:
     if isinstance(event, ev.Done):
         t = event.totals
         extra = f" ({event.error or event.stopped})" if event.error or event.stopped else ""
+        # Every spent request without prices (a cut-off attempt's, a rolled-back one's): the history's
+        # count alone read "≥ $0.0000" of an unknown spend. The max: a Done saved before the field.
+        unpriced = max(t.spent_unpriced_requests, t.unpriced_requests)
         return f"\n■ done: {event.reason}{extra} — session spent " \
-               f"{fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} requests\n"
+               f"{fmt_total_cost(t.spent_usd, unpriced, t.spent_requests)} in {t.spent_requests} requests\n"
     if isinstance(event, ev.ServerToolResult):
         found = f"{len(event.sources)} source(s)" if event.error is None else f"failed: {event.error}"
         return f"\n  ◆ {event.name} (run by the API) {_short(event.input)} → {found}\n" + \
