@@ -195,7 +195,7 @@ async def test_attempts_cut_off_before_a_fallback_are_billed_at_their_own_models
         assert abs(done.totals.spent_usd - (cut_off.cost_usd + (row.cost_usd or 0.0))) < 1e-12
         assert row.unanswered_usage is None and row.cost_usd == cost_of(row.usage, fallback)
         # At most their tokens at the model's dearest rate: opus's price for haiku's attempts is far more.
-        dearest = max(cost_of(Usage(**{kind: 1}), model) for kind in ("input_tokens", "output_tokens",
-                                                                      "cache_creation_input_tokens"))
+        dearest = max(cost_of(Usage(**{kind: 1}), model) or 0.0 for kind in ("input_tokens", "output_tokens",
+                                                                             "cache_creation_input_tokens"))
         assert cut_off.cost_usd <= cut_off.tokens * dearest + 1e-12
         agent.close()
