@@ -35,7 +35,8 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     if t.spent_requests != t.requests:
         line += (f"; in the current history {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)} "
                  f"({t.requests} request(s); the others were rolled back, or cut off mid-answer: "
-                 "billed in the row of the request they were retried as, or, stopped with ■, in no row; "
+                 "billed in the row of the request they were retried as, or, stopped with ■ or made on a model "
+                 "the request then fell back from, in no row; "
                  "they stay spent)")
     return line
 

@@ -156,8 +156,8 @@ def test_a_request_dropped_mid_answer_is_named_in_what_was_spent_not_called_a_ro
     assert t.spent_requests == t.requests + 1 and abs(t.spent_usd - t.cost_usd) < 1e-12
     cost = run(shell, "%agent cost")
     assert f"in the current history ${t.cost_usd:.4f} ({t.requests} request(s); the others were rolled back, " \
-           "or cut off mid-answer: billed in the row of the request they were retried as, or, stopped with ■, " \
-           "in no row; they stay spent)" in cost
+           "or cut off mid-answer: billed in the row of the request they were retried as, or, stopped with ■ " \
+           "or made on a model the request then fell back from, in no row; they stay spent)" in cost
     assert "rolled-back requests stay spent" not in cost
     cut = sum(r.unanswered_usage.total_tokens for r in session().agent.records if r.unanswered_usage is not None)
     assert cut > 0 and f"cut-off tokens {cut:,}" in cost  # the turn table's column, under the same name
