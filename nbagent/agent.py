@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Mapping, Sequence, TypeVar
 
 from .admin import admin_policy
-from .admin.enforce import prompt_limits
+from .admin.enforce import DayCount, prompt_limits
 from .engine.api_facts.models import get_model
 from .engine.contracts.config import RunLimits, SessionConfig
 from .engine.contracts.events import Done, Event, Notice, RequestCompleted, RequestRecord, StreamInterrupted, TextDelta, Totals
@@ -207,15 +207,16 @@ class Agent:
         self.last_output = None
         # What budgets count (budget_usd): a model with no prices costs its family's highest price
         # there, where spent_usd counts it as $0 and the day's cap never came nearer.
-        before = self.session.spent.budget_usd
+        day = DayCount(ledger, self.session.spent.budget_usd)
         try:
             async for event in self.engine.submit_message(prompt, limits=limits, asker=asker or self.asker, output=spec):
                 if isinstance(event, Done):
                     self.last_output = run_answer(spec, event, self.history)
+                elif isinstance(event, (RequestCompleted, StreamInterrupted)):  # billed: counted now
+                    day.update(self.session.spent.budget_usd)
                 yield event
         finally:
-            if ledger is not None:  # the day's spend grows by what this prompt was billed
-                ledger.add(self.session.spent.budget_usd - before)
+            day.update(self.session.spent.budget_usd, final=True)
 
     async def ask(self, prompt: str, *, limits: RunLimits | None = None, output: Any = None) -> Any:
         """Run ``prompt`` and return the assistant's text (as ``RunResult.text``: each request's, a

@@ -39,7 +39,9 @@ def _folder_figures(task: Path) -> dict[str, Any] | None:
     # many requests have no price: the batch's row says their cost is unknown, never $0.
     dropped = snap.spent if snap.spent is not None else Spent()
     counted = dropped + Spent.of(records[known:])
-    return {"prompts": max((r.turn for r in records), default=0), "requests": len(records), "cost_usd": spent,
+    # The requests its cost counts (rolled back, cut off mid-answer: billed), as the batch's table and
+    # %agent cost count them: the rows left alone read "2 requests" beside three requests' money.
+    return {"prompts": max((r.turn for r in records), default=0), "requests": counted.requests, "cost_usd": spent,
             "budget_usd": counted.budget_usd, "unpriced_requests": counted.unpriced_requests,
             "retries": sum(r.retries for r in records),
             "truncations": sum(1 for r in records if r.trigger_tokens is not None),

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from .display.format import fmt_total_cost, terminal_text, truncation_line
+from .display.format import fmt_total_cost, status_text, terminal_text, truncation_line
 from .engine.api_facts.cost import Usage
 from .engine.contracts import events as ev
 
@@ -19,9 +19,8 @@ def _short(value: Any, limit: int = 300) -> str:
 def _request_trouble(event: ev.RetryScheduled | ev.RateLimitWait | ev.StreamInterrupted | ev.ApiRequestFailed) -> str:
     """A wait, a retry or a failure of a request, as one line."""
     if isinstance(event, ev.RetryScheduled):
-        status = f" {event.status}" if event.status else ""
         retry = f"retry {event.attempt}/{event.max_attempts} in {event.delay_s:g} s"
-        return f"\n  ↻ {event.error_kind}{status}: {event.message} — {retry}\n"
+        return f"\n  ↻ {event.error_kind}{status_text(event.status)}: {event.message} — {retry}\n"
     if isinstance(event, ev.RateLimitWait):
         return f"\n  ⏳ {event.headline}\n"
     if isinstance(event, ev.StreamInterrupted):
@@ -66,8 +65,11 @@ def _format_event(event: ev.Event) -> str | None:
     if isinstance(event, ev.Done):
         t = event.totals
         extra = f" ({event.error or event.stopped})" if event.error or event.stopped else ""
+        # Every spent request without prices (a cut-off attempt's, a rolled-back one's): the history's
+        # count alone read "≥ $0.0000" of an unknown spend. The max: a Done saved before the field.
+        unpriced = max(t.spent_unpriced_requests, t.unpriced_requests)
         return f"\n■ done: {event.reason}{extra} — session spent " \
-               f"{fmt_total_cost(t.spent_usd, t.unpriced_requests, t.spent_requests)} in {t.spent_requests} requests\n"
+               f"{fmt_total_cost(t.spent_usd, unpriced, t.spent_requests)} in {t.spent_requests} requests\n"
     if isinstance(event, ev.ServerToolResult):
         found = f"{len(event.sources)} source(s)" if event.error is None else f"failed: {event.error}"
         return f"\n  ◆ {event.name} (run by the API) {_short(event.input)} → {found}\n" + \

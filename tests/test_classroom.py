@@ -57,3 +57,20 @@ def test_a_student_on_a_model_without_prices_has_an_unknown_cost_never_zero(tmp_
     assert math.isnan(rows["ada"]["cost_usd"]) and rows["ada"]["unpriced_requests"] == 1
     assert rows["bob"]["cost_usd"] > 0 and rows["bob"]["unpriced_requests"] == 0
     assert df["student"].tolist()[0] == "ada"  # unknown first: a teacher looks there
+
+
+def test_a_students_requests_are_those_their_cost_counts_rolled_back_ones_included(tmp_path: Path) -> None:
+    """``cost_usd`` counts every request billed (a rollback never un-spends), ``requests`` counted the
+    rows left: 1 request beside three billed requests' money, where the batch's table and
+    ``%agent cost`` say 3."""
+    folder = tmp_path / "class" / "ada" / "20261202-1"
+    agent = Agent(provider=simulated_provider(SimulatedAPI([text_reply("ok")] * 3)), task_dir=folder, cwd=folder.parent)
+    for _ in range(3):
+        agent.run_sync("go")
+    agent.rollback(1)
+    spent = agent.session.spent
+    agent.close()
+
+    [row] = class_summary(tmp_path / "class").to_dict("records")
+
+    assert row["requests"] == spent.requests == 3 and abs(row["cost_usd"] - round(spent.cost_usd, 4)) < 1e-9

@@ -25,3 +25,13 @@ def test_a_request_line_names_the_cache_tokens_its_cost_is_for(monkeypatch: Any,
         assert f"{u.cache_creation_input_tokens:,} cache write" in line, line
         assert (f"{u.cache_read_input_tokens:,} cache read" in line) == bool(u.cache_read_input_tokens), line
         assert line.count(" / ") == 1 and f"{u.input_tokens:,} in" in line
+
+
+def test_the_done_line_of_a_model_without_prices_whose_attempt_was_cut_off_says_unknown_not_at_least_zero() -> None:
+    """Two requests spent on a model without prices (a dropped attempt, then its retry): the history's
+    count (1) against the 2 spent read as one priced request: "session spent ≥ $0.0000"."""
+    totals = ev.Totals(requests=1, unpriced_requests=1, spent_usd=0.0, spent_requests=2, spent_unpriced_requests=2)
+    line = format_event(ev.Done(reason="end_turn", totals=totals)) or ""
+    assert "session spent unknown (2 request(s) without prices) in 2 requests" in line, line
+    saved = ev.Totals(requests=1, unpriced_requests=1, spent_requests=1)  # a Done saved before the field
+    assert "unknown (1 request(s) without prices)" in (format_event(ev.Done(reason="end_turn", totals=saved)) or "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nbagent import Agent
+from nbagent.engine.api_facts.cost import cost_of
 from nbagent.engine.contracts.events import Done, RequestCompleted
 from nbagent.result import RunResult
 
@@ -124,6 +125,11 @@ def test_a_priced_run_costs_what_its_broken_streams_were_billed_too() -> None:
     api = SimulatedAPI([text_reply(answer)] * 4, faults={n: Fault.drop(after_events=10) for n in range(1, 4)})
     agent = Agent(provider=simulated_provider(api), sleep=no_wait)
     result = agent.run_sync("q")
-    recorded = sum(e.record.cost_usd or 0.0 for e in result if isinstance(e, RequestCompleted) and e.record is not None)
-    assert result.reason == "end_turn" and result.cost == agent.session.spent.cost_usd > 3.5 * recorded
+    [record] = [e.record for e in result if isinstance(e, RequestCompleted) and e.record is not None]
+    assert result.reason == "end_turn" and result.cost == agent.session.spent.cost_usd
+    # The answered request's row carries its three broken attempts (pu6): it is most of the bill.
+    assert record.unanswered_usage is not None and record.cost_usd is not None and result.cost is not None
+    assert abs(record.cost_usd - result.cost) < 1e-12
+    answered = cost_of(record.usage, record.model)
+    assert answered is not None and result.cost > 3.5 * answered
     assert f"${result.cost:.4f}" in repr(result)

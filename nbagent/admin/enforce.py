@@ -55,6 +55,30 @@ def _usd(amount: float) -> str:
     return f"${amount:.2f}" if round(amount, 2) == amount else f"${amount:.4f}"
 
 
+class DayCount:
+    """Adds to the day's ledger what a session was billed, as each request is billed (``update``
+    after each): added once at the prompt's end, a kernel restarted or killed in the middle of a
+    long prompt had counted none of it, and the next kernel's prompt got the whole day's budget again."""
+
+    def __init__(self, ledger: DailyLedger | None, billed: float) -> None:
+        self.ledger, self.counted = ledger, billed
+
+    def update(self, billed: float, *, final: bool = False) -> None:
+        """``billed``: what the session has been billed so far (``Spent.budget_usd``). Mid-prompt a
+        ledger that cannot be written is left for the ``final`` update to add (and raise): raised
+        between two requests, it cut the turn off and left the agent refusing every later prompt
+        ("a run is already in progress")."""
+        if self.ledger is None or not billed > self.counted:
+            return
+        try:
+            self.ledger.add(billed - self.counted)
+        except OSError:
+            if final:
+                raise
+            return
+        self.counted = billed
+
+
 def prompt_limits(policy: AdminPolicy | None, limits: RunLimits | None,
                   config: SessionConfig) -> tuple[RunLimits | None, DailyLedger | None]:
     """A prompt's limits within the policy, and the ledger to add its spend to (None: no day cap).

@@ -136,4 +136,7 @@ def table(results: Sequence[ItemResult]) -> "pd.DataFrame":
     """One row per item: cost, requests, retries, truncations, rate limit wait, outcome."""
     import pandas as pd
 
-    return pd.DataFrame([asdict(r) for r in results], columns=COLUMNS)
+    df = pd.DataFrame([asdict(r) for r in results], columns=COLUMNS)
+    # Unknown costs are NaN as the docs say: with every item's unknown the column held None (printed "None").
+    df["cost_usd"] = df["cost_usd"].astype(float)
+    return df

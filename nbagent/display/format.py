@@ -29,6 +29,14 @@ def fmt_total_cost(cost_usd: float, unpriced_requests: int, requests: int) -> st
     return fmt_usd(cost_usd)
 
 
+def status_text(status: int | None) -> str:
+    """`` (529)`` after an error's kind; an error event in a stream that began ``200 OK`` has no
+    failing status: "overloaded (200)" read a success code as the failure's."""
+    if status is None:
+        return ""
+    return " (in the stream)" if status < 400 else f" ({status})"
+
+
 def fmt_tokens(n: float | None) -> str:
     """``172,310``; floats like 104857.6 keep one decimal; ``?`` when unknown."""
     if n is None:

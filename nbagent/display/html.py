@@ -10,7 +10,7 @@ from html import escape
 
 PREVIEW_CHARS = 4000
 # The class of every top-level element of nbagent's HTML outputs: JupyterLab and Notebook 7 typeset
-# LaTeX in HTML outputs, so two dollar amounts in one output ("session cost $0.0230 ($0.0102 of it
+# LaTeX in HTML outputs, so two dollar amounts in one output ("session spent $0.0230 ($0.0102 of it
 # …") became math, the dollar signs gone. MathJax 3 skips an element of class ``mathjax_ignore``
 # (MathJax 2 and the classic Notebook: ``tex2jax_ignore``).
 NO_TEX = "mathjax_ignore tex2jax_ignore"

@@ -25,7 +25,7 @@ TURN_COLUMNS = [
     "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
     SESSION_COST, "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
     "keep", "file-read saving", "context actions", "retries", "rate-limit wait s", "stop reason", "seconds",
-    "switched off", "image tokens",
+    "switched off", "image tokens", "cut-off tokens",
 ]
 UNPRICED = "–"
 """A cost nobody could price (a local or gateway model): never $0, never Claude's price."""
@@ -61,7 +61,8 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
     the request features the endpoint refused (blank, hence not shown, when none). ``image tokens``
     (by request number, when given): the API's estimate for the images the request carried, part of
     its prompt (input, cache write and cache read together): 0 for a request that carried none,
-    blank for one whose request body is not known.
+    blank for one whose request body is not known. ``cut-off tokens``: what the request's attempts
+    cut off mid-answer (then retried) were billed for, part of its ``cost``; blank when none was.
     """
     import pandas as pd
 
@@ -102,11 +103,14 @@ def turns_df(records: Sequence[RequestRecord], cumulative: str = SESSION_COST, *
             "stop reason": r.stop_reason or "",
             "seconds": round(r.duration_s, 2),
             "switched off": ", ".join(r.without),
+            # What this request's attempts cut off mid-answer and retried were billed (in its cost, not in
+            # its token columns, which are the answer's): blank, hence not shown, when none was.
+            "cut-off tokens": r.unanswered_usage.total_tokens if r.unanswered_usage is not None else None,
         })
     df = pd.DataFrame(rows, columns=TURN_COLUMNS)
     if cumulative != SESSION_COST:
         df = df.rename(columns={SESSION_COST: cumulative})
-    for column in ("previous request tokens", "max allowed", "image tokens"):  # ints and blanks, never 3200.0
+    for column in ("previous request tokens", "max allowed", "image tokens", "cut-off tokens"):  # ints and blanks, never 3200.0
         df[column] = pd.Series([row[column] for row in rows], dtype=object)
     return df
 

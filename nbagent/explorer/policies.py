@@ -177,7 +177,7 @@ class PolicyResult:
         n = len(self.facts)
         layers = ("mask", "edit", "summary", "compact", "truncate") if server else ("mask", "summary", "truncate")
         return {
-            "policy": self.label, "requests": len(recs), "usd": round(self.usd, 2),
+            "policy": self.label, "requests": len(recs), "usd": round(self.usd, 4),  # as every money column
             "cache hit %": round(100 * self.cache_hit_share, 1),
             "peak tokens": max((r.tokens_sent for r in recs), default=0),
             "tokens sent": sum(r.tokens_sent for r in recs),

@@ -116,8 +116,10 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
         print("\n".join(replayed_so_far(sess.records, shown, whole, t.spent_requests - t.requests)))
         return
     u = t.usage
+    cut = sum(r.unanswered_usage.total_tokens for r in sess.records if r.unanswered_usage is not None)
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "
-          f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}")
+          f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}"
+          + (f"  cut-off tokens {cut:,}" if cut else ""))  # the turn table's column: in spent, not in the others
     print(spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests))
     shares = [r.usage.cache_hit_share for r in sess.agent.records[-COST_RECENT:]]
     if shares:

@@ -311,7 +311,7 @@ class AgentMagics(Magics):
             sess.last_outcome = before
             raise refused(exc) from None
         except (asyncio.CancelledError, KeyboardInterrupt):
-            view.interrupted(agent.totals.spent_usd)
+            view.interrupted(agent.totals.spent_usd, agent.totals.spent_unpriced_requests)
             raise
         finally:
             self.running -= 1

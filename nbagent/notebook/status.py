@@ -24,7 +24,8 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     """What the session spent (every request billed; a rollback never lowers it), what of it was
     spent before this kernel (``recorded``: a loaded record's turns) and, when a rollback made
     them differ, what the requests of the current history cost. The others were rolled back, or cut
-    off mid-answer (■, a dropped connection) and retried: the API billed them, no row shows them.
+    off mid-answer: one retried (a dropped connection) is billed in the row of the request it was an
+    attempt of; one stopped with ■ in no row. The API billed them all.
     ``spent_unpriced``: of the spent requests, those without prices (``Spent.unpriced_requests``;
     ``t.unpriced_requests`` counts the history's only, so a rolled-back one would read as $0)."""
     unpriced = t.unpriced_requests if spent_unpriced is None else spent_unpriced
@@ -33,8 +34,10 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
         line += (f"; in the current history {fmt_total_cost(t.cost_usd, t.unpriced_requests, t.requests)} "
-                 f"({t.requests} request(s); the others were rolled back, or cut off mid-answer and "
-                 "billed without a row in the turn table: they stay spent)")
+                 f"({t.requests} request(s); the others were rolled back, or cut off mid-answer: "
+                 "billed in the row of the request they were retried as, or, stopped with ■ or made on a model "
+                 "the request then fell back from, in no row; "
+                 "they stay spent)")
     return line
 
 

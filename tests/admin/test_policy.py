@@ -189,3 +189,45 @@ def test_web_search_outside_allowed_tools_is_refused_naming_the_setting(tmp_path
     assert quiet.config.server_tools == ()
     admin(allowed_tools=["python", "web_search"])
     assert agent(tmp_path, server_tools=("web_search",)).config.server_tools == ("web_search",)
+
+
+async def test_the_day_ledger_grows_as_each_request_is_billed_not_at_the_prompts_end(tmp_path: Path, admin: Any) -> None:
+    """The ledger was added to when a prompt's run ended: a kernel restarted (or killed) in the middle
+    of a long prompt never counted what its requests had been billed, and the next kernel's prompt
+    was given the whole day's budget again."""
+    from nbagent.engine.contracts.events import RequestCompleted
+
+    admin(max_daily_budget_usd=1.0)
+    a = agent(tmp_path, [tool_reply("list_files", {"path": "."}), text_reply("done")])
+    ledger = DailyLedger(tmp_path / "ledger")
+    run = a.run("list the files")
+    async for event in run:
+        if isinstance(event, RequestCompleted):  # the first request is answered, the prompt goes on
+            break
+
+    assert a.session.spent.budget_usd > 0 and ledger.spent() == pytest.approx(a.session.spent.budget_usd, abs=1e-6)
+    async for _ in run:
+        pass
+    # Counted once (twice would be ~$0.002 more); the file keeps each add's total to a millionth of a dollar.
+    assert ledger.spent() == pytest.approx(a.session.spent.budget_usd, abs=2e-6)
+
+
+async def test_a_ledger_that_cannot_be_written_fails_the_prompt_at_its_end_not_between_two_requests(
+        tmp_path: Path, admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ledger_dir the student cannot write: raised as the first request was counted, the turn was
+    cut off mid-way (the tool never ran) and every later prompt was refused ("a run is already in
+    progress") until the kernel restarted. The error still fails the prompt, once it has ended."""
+    def denied(self: DailyLedger, usd: float) -> float:
+        raise PermissionError(13, "Permission denied", str(self.path))
+
+    admin(max_daily_budget_usd=1.0)
+    monkeypatch.setattr(DailyLedger, "add", denied)
+    a = agent(tmp_path, [tool_reply("list_files", {"path": "."}), text_reply("done"), text_reply("again")])
+    seen: list[object] = []
+    with pytest.raises(PermissionError):
+        async for event in a.run("list the files"):
+            seen.append(event)
+    assert any(isinstance(e, ToolResult) for e in seen) and len(a.records) == 2  # the turn ran to its end
+    monkeypatch.undo()
+    admin(max_daily_budget_usd=1.0)
+    assert [e async for e in a.run("once more")]  # the agent takes the next prompt

@@ -182,3 +182,18 @@ def test_items_run_under_the_admins_per_prompt_budget(tmp_path: Path, monkeypatc
     from nbagent.batch.item import within_admin
 
     assert within_admin(share) == (None if share is None else 0.5) and within_admin(0.1) == 0.1
+
+
+def test_items_whose_costs_are_all_unknown_read_nan_in_the_table_not_none() -> None:
+    """Every item on a model without prices: the printed table read "None" in `cost_usd` (the docs:
+    "unknown (empty, `NaN`)"), a column of Python objects where a single priced item made it NaN."""
+    import math
+
+    from nbagent.batch.fleet import table
+    from nbagent.batch.item import ItemResult
+
+    df = table([ItemResult("d1.csv", "end_turn", cost_usd=None, requests=2, budget_usd=0.01, unpriced_requests=2),
+                ItemResult("d2.csv", "end_turn", cost_usd=None, requests=2, budget_usd=0.01, unpriced_requests=2)])
+
+    assert df["cost_usd"].dtype.kind == "f" and all(math.isnan(v) for v in df["cost_usd"])
+    assert "None" not in df.drop(columns=["error"]).to_string(index=False)  # as the command prints it

@@ -30,7 +30,7 @@ def test_turns_df_columns_and_values() -> None:
         "turn", "request", "model", "input", "output", "cache write", "cache read", "cache hit %", "cost",
         "cumulative cost (session)", "context tokens", "% of max", "previous request tokens", "max allowed", "deleted range",
         "keep", "file-read saving", "context actions", "retries", "rate-limit wait s", "stop reason", "seconds",
-        "switched off", "image tokens",
+        "switched off", "image tokens", "cut-off tokens",
     ]
     assert df["cost"].tolist() == [0.01, "–", 0.02]
     assert df["cumulative cost (session)"].tolist() == [0.01, 0.01, 0.03]  # unknown cost adds nothing

@@ -57,4 +57,4 @@ def test_dollar_amounts_in_an_agent_cell_are_not_typeset_as_math(browser, lab, f
     page.screenshot(path=str(SHOTS / f"dollar_amounts_{frontend}.png"), full_page=True)
     assert got["math"] == 0, got
     assert ANSWER in got["text"].replace("\n", " "), got["text"]
-    assert "session cost $" in got["text"], got["text"]
+    assert "session spent $" in got["text"], got["text"]

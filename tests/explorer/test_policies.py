@@ -200,3 +200,14 @@ def test_cache_figures_agree_with_the_simulated_apis_prompt_cache_on_the_provide
                                             max_tokens=100, cache_anchors=r.cache_anchors))
         usage = reference.account(body, counter.count_request(list(r.sent), system))
         assert (usage.read, usage.write) == (r.cache_read_tokens, r.cache_write_tokens), r.request
+
+
+def test_a_short_sessions_dollars_are_not_rounded_to_cents_in_the_comparison_table():
+    """The table rounded each policy's dollars to cents: a short session's two policies, $0.0117 and
+    $0.0115, both read 0.01 (the difference the table is for; under $0.005, 0.0), where every other
+    table shows money to four decimals."""
+    shape = AnalysisShape(requests=4, large_results=1, large_tokens=500, planted=1)
+    short = compare_policies(data_analysis_session(shape), POLICIES[:2], WINDOW, facts=planted_facts(shape), max_tokens=4_000)
+    df = comparison_df(short)
+    assert list(df["usd"]) == [round(r.usd, 4) for r in short]
+    assert df["usd"][0] != df["usd"][1]

@@ -152,11 +152,15 @@ def test_a_request_dropped_mid_answer_is_named_in_what_was_spent_not_called_a_ro
     api.faults = {len(api.requests) + 1: Fault.drop(after_events=8)}
     run(shell, "%%agent\nTell me a little about yourself.")
     t = session().totals
-    assert t.spent_requests == t.requests + 1 and t.spent_usd > t.cost_usd
+    # The attempt is billed in the row of the request it was retried as: the rows add up to spent.
+    assert t.spent_requests == t.requests + 1 and abs(t.spent_usd - t.cost_usd) < 1e-12
     cost = run(shell, "%agent cost")
     assert f"in the current history ${t.cost_usd:.4f} ({t.requests} request(s); the others were rolled back, " \
-           "or cut off mid-answer and billed without a row in the turn table: they stay spent)" in cost
+           "or cut off mid-answer: billed in the row of the request they were retried as, or, stopped with ■ " \
+           "or made on a model the request then fell back from, in no row; they stay spent)" in cost
     assert "rolled-back requests stay spent" not in cost
+    cut = sum(r.unanswered_usage.total_tokens for r in session().agent.records if r.unanswered_usage is not None)
+    assert cut > 0 and f"cut-off tokens {cut:,}" in cost  # the turn table's column, under the same name
 
 
 def test_the_next_prompts_header_keeps_the_sessions_requests_without_prices_unknown(shell):
@@ -166,10 +170,10 @@ def test_the_next_prompts_header_keeps_the_sessions_requests_without_prices_unkn
     with warnings.catch_warnings():  # "no prices", once a process
         warnings.simplefilter("ignore")
         run(shell, "%%agent --model claude-opus-9-9\nWhat is 17 * 23?")
-    assert "session cost unknown" in session().view.header.plain()
+    assert "session spent unknown" in session().view.header.plain()
     run(shell, "%%agent --model claude-haiku-4-5\nWhat is 2 * 4?")
     header = session().view.header.plain()
-    assert "session cost ≥ $" in header and "request(s) without prices" in header, header
+    assert "session spent ≥ $" in header and "request(s) without prices" in header, header
     assert "≥ $" in repr(session()) and "request(s) without prices) spent>" in repr(session())  # not "$0.0025 spent"
 
 
@@ -189,3 +193,40 @@ def test_requests_without_prices_stay_unknown_in_what_was_spent_after_their_roll
         assert "(2 request(s) without prices)" in said, said
     done = run(shell, "%%agent --model claude-haiku-4-5\nWhat is 3 * 3?")  # the next cell's last line too
     assert "(2 request(s) without prices)" in done, done
+
+
+def test_the_headers_figure_is_named_what_the_session_spent_not_a_second_session_cost(shell):
+    """After a rollback the header read "session cost $0.0046" while ``%agent history``'s
+    "cumulative cost (session)" ended lower: one name, two values. The header's is what was
+    spent (rolled-back requests included), and says so."""
+    run(shell, "%%agent\nWhat is 17 * 23?")
+    run(shell, "%%agent\nWhat is 2 * 4?")
+    run(shell, "%agent rollback 1")
+    run(shell, "%%agent\nWhat is 3 * 3?")
+    spent, history = session().totals.spent_usd, session().turns_df()
+    assert history["cumulative cost (session)"].iloc[-1] < round(spent, 4)  # the two figures differ
+
+    header = session().view.header.plain()
+
+    assert f"session spent ${spent:.4f}" in header and "session cost" not in header, header
+
+
+def test_a_dropped_attempt_on_a_model_without_prices_leaves_the_done_line_unknown_not_at_least_zero(shell):
+    """Every request on a model without prices, one of them dropped mid-answer and retried: the done
+    line read "session spent ≥ $0.0000 (4 request(s) without prices)" (a zero, and one request short)
+    where ``%agent cost`` said "unknown (5 request(s) without prices)"."""
+    from nbagent.providers.simulated import Fault
+
+    with warnings.catch_warnings():  # "no prices", once a process
+        warnings.simplefilter("ignore")
+        run(shell, "%%agent --model claude-opus-9-9\nWhat is 17 * 23?")
+        api = session().agent.simulated_api
+        api.faults = {len(api.requests) + 1: Fault.drop(after_events=3)}
+        run(shell, "%%agent --model claude-opus-9-9\nWhat is 2 * 4?")
+    spent = session().agent.session.spent
+    assert spent.unpriced_requests == spent.requests == session().totals.spent_requests
+
+    said = f"session spent unknown ({spent.requests} request(s) without prices)"
+    assert said in session().view.transcript() and "≥ $0.0000" not in session().view.transcript()
+    assert said in session().view.header.plain()
+    assert f"spent unknown ({spent.requests} request(s) without prices)" in run(shell, "%agent cost")

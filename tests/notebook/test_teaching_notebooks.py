@@ -180,9 +180,10 @@ def test_faults_notebook_says_what_its_retries_column_counts(executed):
     assert "under `jupyter nbconvert --execute` nobody can click: the cell waits the whole 30 s" in text
 
 
-def test_faults_notebook_shows_the_dropped_attempt_billed_without_a_row(executed):
-    # The dropped stream's attempt is billed (spent) but has no row: the cell's "session spent" was above the
-    # rows' sum, the retry's row read 100 % from the cache, and nothing in the notebook said why.
+def test_faults_notebook_shows_the_dropped_attempt_billed_in_the_retried_requests_row(executed):
+    # The dropped stream's attempt is billed (spent) and has no row of its own: the cell's "session spent" was
+    # above the rows' sum, the retry's row read 100 % from the cache, and nothing in the notebook said why.
+    # Its cost is now in the retried request's row (pu6): the rows add up, and the notebook says so.
     import re
 
     def cost(nb) -> str:
@@ -194,7 +195,7 @@ def test_faults_notebook_shows_the_dropped_attempt_billed_without_a_row(executed
     spent, history = re.search(r"spent \$[\d.]+ in (\d+) request\(s\); in the current history \$[\d.]+ "
                                r"\((\d+) request\(s\); the others were rolled back, or cut off mid-answer", text).groups()
     assert int(spent) == int(history) + 1, text
-    assert "dropped attempt was **billed**" in _markdown(nb)
+    assert "dropped attempt was **billed**" in _markdown(nb) and "the rows still add up" in _markdown(nb)
     # Placed where the replayed session's totals are the live run's (Restart & Run All shows the same line).
     again, _ = executed("03_retries_and_faults", again=True)
     assert cost(again) == text

@@ -65,8 +65,12 @@ class RequestRecord:
     not part of ``usage``, which is the context the model saw."""
     rate_limit_wait_s: Number = 0.0
     """Seconds this request waited for the shared rate limit (paced, or told to by ``retry-after``)."""
+    unanswered_usage: Usage | None = None
+    """What this request's attempts cut off mid-answer (a dropped stream, an error event) and then
+    retried were billed for: in ``cost_usd`` (so the row adds up to what the session spent), not
+    part of ``usage``, which is the attempt that answered."""
     __omit_when_default__: ClassVar[tuple[str, ...]] = ("context_actions", "compaction_usage", "without",
-                                                         "rate_limit_wait_s")
+                                                         "rate_limit_wait_s", "unanswered_usage")
     """Written only when set (see :data:`~nbagent.engine.disk.persist.OMIT_WHEN_DEFAULT`)."""
 
 
@@ -87,6 +91,11 @@ class Totals:
     unpriced_requests: int = 0
     spent_usd: Number = 0.0
     spent_requests: int = 0
+    spent_unpriced_requests: int = 0
+    """Of ``spent_requests``, those without prices (rolled back or cut off mid-answer too): with
+    ``unpriced_requests`` alone, a dropped attempt on such a model made "≥ $0.0000" of "unknown"."""
+    __omit_when_default__: ClassVar[tuple[str, ...]] = ("spent_unpriced_requests",)
+    """Written only when set: a folder's saved events read as an earlier version wrote them."""
 
     @property
     def cost(self) -> float | None:

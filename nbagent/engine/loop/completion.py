@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping
 
 from ..api_facts.context_edits import cleared_tokens
-from ..api_facts.cost import cost_of
+from ..api_facts.cost import Usage, cost_of
 from ..api_facts.models import ModelInfo
 from ..context import RequestUsage, get_context_window_info
 from ..contracts.events import ContextAction, Notice, RequestRecord
 from ..contracts.messages import blocks, clean_assistant, is_compaction
 from ..contracts.provider import MessageComplete
 from ..state.session import Session
+from ..state.totals import Spent
 from .request import RequestOutcome
 from .request_run import RequestRun
 from .sanitize import Sanitizer, clean_reply, replaced_notice
@@ -38,7 +40,10 @@ def record_completed_request(session: Session, run: RequestRun, outcome: Request
         estimated_input_tokens=outcome.estimated_input_tokens, without=tuple(sorted(run.without)),
         rate_limit_wait_s=round(outcome.rate_limit_wait_s, 3),
         context_actions=(*outcome.actions, *server_actions(c)), compaction_usage=c.compaction_usage,
+        unanswered_usage=outcome.unanswered,
     )
+    if outcome.unanswered is not None:
+        record = _with_unanswered(session, record, outcome.unanswered, run.config.prices)
     sent = session.sent_request(request=record.request, turn=turn, model=outcome.model, system=outcome.system,
                                 tools=tuple(str(t["name"]) for t in outcome.tools), ts=outcome.ts)
     reply = clean_reply(clean_assistant(c.message), sanitizer, session.tool_use_ids())
@@ -56,6 +61,18 @@ def _cost(c: MessageComplete, model: str, prices: Mapping[str, ModelInfo] | None
         return cost
     extra = cost_of(c.compaction_usage, model, prices)
     return None if extra is None else cost + extra
+
+
+def _with_unanswered(session: Session, record: RequestRecord, billed: Usage,
+                     prices: Mapping[str, ModelInfo] | None) -> RequestRecord:
+    """``record`` with what its cut-off attempts were billed in its cost, taken out of what the
+    session kept for them (``Session.bill``): the row adds up to the money spent, counted once. The
+    attempts stay counted as requests sent (``spent_requests``), as the run's "attempted" says."""
+    moved = Spent.unfinished(billed, record.model, prices)
+    session.dropped = session.dropped.less(dataclasses.replace(moved, requests=0, unpriced_requests=0))
+    extra = cost_of(billed, record.model, prices)
+    cost = None if record.cost_usd is None or extra is None else record.cost_usd + extra
+    return dataclasses.replace(record, cost_usd=cost)
 
 
 def server_actions(c: MessageComplete) -> tuple[ContextAction, ...]:

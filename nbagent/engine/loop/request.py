@@ -121,6 +121,8 @@ class RequestOutcome:
     """What the client-side context layers did to this request (server layers are read from the reply)."""
     rate_limit_wait_s: float = 0.0
     """Seconds spent waiting for the shared rate limit before this request was answered."""
+    unanswered: Usage | None = None
+    """What this request's attempts cut off mid-answer were billed for (the record's ``unanswered_usage``)."""
 
 
 @dataclass(frozen=True)
@@ -193,12 +195,15 @@ async def attempt_api_request(
                 else:
                     yield chunk
         observe_rate_limits(run, streamed)
+        if streamed.billed is not None:  # its row is the answered attempt's: the cost goes there
+            attempts.unanswered = streamed.billed + attempts.unanswered if attempts.unanswered else streamed.billed
         if streamed.complete is not None:
             yield RequestOutcome(rate_limit_wait_s=attempts.rate_wait_s,
                 complete=streamed.complete, context=ctx, retries=attempts.total, ts=ts,
                 duration_s=time.perf_counter() - attempts.started, estimated_input_tokens=estimate,
                 model=attempts.model, sent_messages=messages, system=system, tools=tools,
-                truncation=attempts.truncation, offered=prepared.offered, actions=tuple(attempts.actions))
+                truncation=attempts.truncation, offered=prepared.offered, actions=tuple(attempts.actions),
+                unanswered=attempts.unanswered)
             return
         error = streamed.error
         assert error is not None
@@ -244,6 +249,7 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
     complete: MessageComplete | None = None
     started: StreamStarted | None = None
     error: ApiError | None = None
+    billed: Usage | None = None
     got_first = False
     try:
         with armed:  # the first-chunk probe
@@ -279,24 +285,26 @@ async def stream_with_probe(run: RequestRun, request: ModelRequest,
         if complete is None:
             error = redacted_error(as_api_error(exc), sanitizer)
             if started is not None:  # a drop or an error mid-answer: billed as a ■ is, then retried
-                bill_interrupted(run, request.model, started.usage, "".join(partial + generated))
+                billed = bill_interrupted(run, request.model, started.usage, "".join(partial + generated))
     finally:
         await _aclose(stream)
     # A stop at model_context_window_exceeded is a complete, billed (truncated) answer: it is kept,
     # and the context manager shortens the conversation before the next request.
-    yield StreamEnd(complete=complete, error=error, got_first=got_first, partial_text="".join(partial))
+    yield StreamEnd(complete=complete, error=error, got_first=got_first, partial_text="".join(partial), billed=billed)
 
 
-def bill_interrupted(run: RequestRun, model: str, started: Usage, text: str) -> None:
+def bill_interrupted(run: RequestRun, model: str, started: Usage, text: str) -> Usage:
     """Keep as spent what a request stopped after its answer began (■, a dropped connection, an
     error event mid-answer: each retried, each billed) was billed for at least: its
     input as ``message_start`` reported it, and what streamed so far (text, a tool call's input,
     thinking) counted as output: a lower bound still, since a model whose thinking streams as a
-    summary or not at all was billed for all of it. Its answer never enters the history, so
-    no record holds it; the session keeps it with the money rollbacks took out of its records."""
+    summary or not at all was billed for all of it. Its answer never enters the history: the session
+    keeps it with the money rollbacks took out of its records, until the retry it led to is answered
+    (its record then carries it, :func:`~.completion.record_completed_request`). Returns the usage billed."""
     output = count_text_tokens(text) if text else 0
     usage = dataclasses.replace(started, output_tokens=max(started.output_tokens, output))
     run.session.bill(Spent.unfinished(usage, model, run.config.prices))
+    return usage
 
 
 async def decide_after_failure(
@@ -348,7 +356,9 @@ async def decide_after_failure(
     fallback = run.config.fallback_model
     if fallback and attempts.model != fallback and error.kind in (ErrorKind.OVERLOADED, ErrorKind.NOT_FOUND):
         yield ModelFallback(from_model=attempts.model, to_model=fallback, reason=error.kind.value)
-        attempts.model, attempts.streak = fallback, 0
+        # The cut-off attempts so far were billed at this model's price: they stay spent without a row,
+        # as the row (its cost priced at the model that answers) would price them at the fallback's.
+        attempts.model, attempts.streak, attempts.unanswered = fallback, 0, None
         return
     message = error.message
     if too_long:

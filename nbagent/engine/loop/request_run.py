@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Sequence
 
+from ..api_facts.cost import Usage
 from ..api_facts.tokens import TokenCounter
 from ..context.window import DeletedRange, RangeLike, normalize_range, sent_position
 from ..contracts.abort import AbortGuard, RunControl
@@ -87,6 +88,7 @@ class _Attempts:
     actions: list[ContextAction] = field(default_factory=list)  # client-side layers that acted
     rate_wait_s: float = 0.0  # waited for the shared rate limit so far (bounded by max_rate_limit_wait_s)
     reread: Reread | None = None  # where this request's masking started: a retry reads up to there too
+    unanswered: Usage | None = None  # billed attempts cut off mid-answer: the record's row shows their cost
 
 
 @dataclass(frozen=True)
@@ -98,3 +100,4 @@ class StreamEnd:
     error: ApiError | None = None
     got_first: bool = False
     partial_text: str = ""  # the text shown before a mid-stream failure
+    billed: Usage | None = None  # what a failure after the answer began was billed for (then retried)

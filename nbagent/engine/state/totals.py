@@ -18,7 +18,12 @@ from ..contracts.saved import SAVED_CONFIG, Money, NonNegInt
 def budget_cost(record: RequestRecord) -> float:
     """What a budget counts for one request: its cost, or, for a model with no prices, its cost at
     the most expensive known model of its family (a budget is never silently off)."""
-    return _counted(record.cost_usd, record.usage, record.model)
+    return _counted(record.cost_usd, billed_usage(record), record.model)
+
+
+def billed_usage(record: RequestRecord) -> Usage:
+    """Every token ``record``'s request was billed for: the answer's, and its cut-off attempts'."""
+    return record.usage if record.unanswered_usage is None else record.usage + record.unanswered_usage
 
 
 def _counted(cost_usd: float | None, usage: Usage, model: str) -> float:
@@ -47,7 +52,7 @@ class Spent:
     def of(cls, records: Iterable[RequestRecord]) -> "Spent":
         total = cls()
         for r in records:
-            total = total + cls(1, r.cost_usd or 0.0, budget_cost(r), int(r.cost_usd is None), r.usage.total_tokens)
+            total = total + cls(1, r.cost_usd or 0.0, budget_cost(r), int(r.cost_usd is None), billed_usage(r).total_tokens)
         return total
 
     @classmethod
@@ -82,6 +87,7 @@ class RunningTotals:
         self._seen = 0
         self._last: RequestRecord | None = None
         self._usage = Usage()
+        self._tokens = 0  # billed: the history's usage and its requests' cut-off attempts
         self._cost = 0.0
         self._budget = 0.0
         self._unpriced = 0
@@ -96,6 +102,7 @@ class RunningTotals:
             self._reset()
         for r in records[self._seen:]:
             self._usage = self._usage + r.usage
+            self._tokens += billed_usage(r).total_tokens
             if r.cost_usd is None:
                 self._unpriced += 1
             else:
@@ -114,7 +121,7 @@ class RunningTotals:
         if self._spent is None or self._spent[0] is not dropped or self._spent[1] != len(records):
             # Made once per change (read before every request): a Spent is validated as it is built.
             self._spent = (dropped, len(records), Spent(len(records), self._cost, self._budget, self._unpriced,
-                                                        self._usage.total_tokens) + dropped)
+                                                        self._tokens) + dropped)
         return self._spent[2]
 
     def of(self, records: Sequence[RequestRecord], truncations: int, dropped: Spent = Spent()) -> Totals:
@@ -122,4 +129,5 @@ class RunningTotals:
         n = len(records)
         return Totals(requests=n, turns=self._turns, usage=self._usage, cost_usd=self._cost,
                       retries=self._retries, truncations=truncations, unpriced_requests=self._unpriced,
-                      spent_usd=self._cost + dropped.cost_usd, spent_requests=n + dropped.requests)
+                      spent_usd=self._cost + dropped.cost_usd, spent_requests=n + dropped.requests,
+                      spent_unpriced_requests=self._unpriced + dropped.unpriced_requests)

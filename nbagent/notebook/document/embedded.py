@@ -140,7 +140,8 @@ def _fields_ok(record: JSONObject) -> bool:
 
 
 # An older record has no window and no cache counts: they read as unknown, never 0.
-_COUNTS = ("requests", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens", "context_window")
+_COUNTS = ("requests", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens", "retries",
+           "context_window")
 
 
 def _summary(summary: JSONObject) -> JSONObject:
@@ -158,6 +159,9 @@ def _summary(summary: JSONObject) -> JSONObject:
         value = summary.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15:
             kept[name] = value
+    wait = summary.get("rate_limit_wait_s")
+    if isinstance(wait, (int, float)) and not isinstance(wait, bool) and math.isfinite(wait) and 0 <= wait < 10**9:
+        kept["rate_limit_wait_s"] = wait
     good_cost = isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and 0 <= cost < 10**9
     kept["cost_usd"] = cost if good_cost else None  # unknown, never 0
     return kept

@@ -39,6 +39,9 @@ def turn_summary(agent: Agent) -> JSONObject:
             "cache_write_tokens": sum(r.usage.cache_creation_input_tokens for r in records),
             "cache_read_tokens": sum(r.usage.cache_read_input_tokens for r in records),
             "output_tokens": sum(r.usage.output_tokens for r in records),
+            # As the live table's columns: a replayed turn without them read as one that never waited.
+            "retries": sum(r.retries for r in records),
+            "rate_limit_wait_s": round(sum(r.rate_limit_wait_s for r in records), 3),
             "cost_usd": None if len(known) < len(costs) else round(sum(known), 6),
             "context_window": int(agent.context_window)}
 

@@ -257,6 +257,10 @@ def carried_only(magics: "MagicsApi") -> bool:
     return sess is None or sess.turn == 0
 
 
+def _seconds(wait: object) -> float | None:
+    return round(wait, 1) if isinstance(wait, (int, float)) else None
+
+
 def _money(cost: object) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
@@ -291,6 +295,8 @@ def notebook_history(magics: "MagicsApi") -> pd.DataFrame:
     rows = [{"turn": c.turn, "model": c.summary.get("model"), "requests": c.summary.get("requests"),
              "input tokens": c.summary.get("input_tokens"), "cache write": c.summary.get("cache_write_tokens"),
              "cache read": c.summary.get("cache_read_tokens"), "output tokens": c.summary.get("output_tokens"),
+             # The live table's names; blank (unknown) for a record made before they were kept.
+             "retries": c.summary.get("retries"), "rate-limit wait s": _seconds(c.summary.get("rate_limit_wait_s")),
              "cost (recorded)": _money(c.summary.get("cost_usd")), "signed by you": c.mine}
             for c in magics.document.from_notebook]
     return pd.DataFrame(rows)

@@ -153,12 +153,13 @@ class AgentView:
         ``on_api_failure`` callback; see :func:`.questions.ask_api_failure`)."""
         return await questions.ask_api_failure(self, event)
 
-    def interrupted(self, session_cost: float | None = None) -> None:
+    def interrupted(self, session_cost: float | None = None, unpriced: int = 0) -> None:
         """The run was interrupted (■): mark what was streaming, show the cost so far, one line.
 
         Called by the front-end when the run's generator was cancelled: the engine then yields no
         ``Done``, so the view closes the run itself (partial text greyed and labelled, running
-        tools marked, the header's cost brought up to date).
+        tools marked, the header's cost brought up to date). ``unpriced``: the session's billed
+        requests without prices (``Totals.spent_unpriced_requests``), a stopped one's included.
         """
         if self.done is not None:
             return  # the run had already ended (e.g. Done("aborted") before the cancellation)
@@ -173,6 +174,8 @@ class AgentView:
         self._end_retry("cancelled")
         if session_cost is not None:
             self.header.update(cost=session_cost)
+        if unpriced > self.header.unpriced:  # never "$0.0000" for a stopped request nobody could price
+            self.header.update(unpriced=unpriced)
         # Short: the cell's error line (outcome.INTERRUPTED_LINE) says what happens next.
         self.body.line(f"interrupted — session spent so far {self.header.cost_text()}{self.header.recorded_note()}", icon="■",
                        style=STYLE["interrupted"])

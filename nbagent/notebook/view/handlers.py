@@ -154,17 +154,18 @@ def _on_done(view: RunView, e: ev.Done) -> None:
     if e.reason == "aborted" and not view.cancelled:
         # ■ or Stop, whichever kernel saw it first: one ending, the short one (running tools
         # marked interrupted, one line with the spend so far; the cell's error line says the rest).
-        view.interrupted(e.totals.spent_usd or None)
+        view.interrupted(e.totals.spent_usd or None, e.totals.spent_unpriced_requests)
         view.done = e
         return
     view.body.close_request()
     view.activity.stop()
     view.done = e
-    view.header.update(cost=e.totals.spent_usd or view.header.cost)
     t = e.totals
-    # The header counted the session's unpriced requests as spent (rolled-back ones too); the
-    # totals' count is the history's.
-    cost = fmt_total_cost(t.spent_usd, max(t.unpriced_requests, view.header.unpriced), t.spent_requests)
+    # The header counted the unpriced requests it saw answered; the totals count every one spent,
+    # a cut-off attempt's too (a model without prices read "≥ $0.0000" without it).
+    unpriced = max(t.spent_unpriced_requests, view.header.unpriced)
+    view.header.update(cost=t.spent_usd or view.header.cost, unpriced=unpriced)
+    cost = fmt_total_cost(t.spent_usd, unpriced, t.spent_requests)
     # This run's own figures (the table below lists the same requests), then the session's spend.
     run_retries = sum(r.retries for r in view.records)
     answered = len(view.records)

@@ -1,4 +1,4 @@
-"""The agent view's header: model, provider, the context gauge and the session cost."""
+"""The agent view's header: model, provider, the context gauge and what the session spent."""
 
 from __future__ import annotations
 
@@ -57,7 +57,9 @@ class Header:
         ratio = (self.context_tokens or 0) / self.max_allowed if self.max_allowed else 0.0
         self.gauge.bar_style = "danger" if ratio >= 1 else "warning" if ratio >= 0.8 else "success"
         self._label.value = f"<span style='{STYLE['muted']}'>{esc(self.gauge_text())}</span>"
-        self._cost.value = (f"session cost <b>{esc(self.cost_text())}</b>"
+        # "spent", as the done line and %agent cost name it: rolled-back requests included, unlike
+        # the "cumulative cost (session)" of %agent history, which sums the current history's rows.
+        self._cost.value = (f"session spent <b>{esc(self.cost_text())}</b>"
                             f"<span style='{STYLE['muted']}'>{esc(self.recorded_note())}</span>")
 
     def _mode_badge(self) -> str:
@@ -73,10 +75,10 @@ class Header:
         mode = "" if self.permission_mode == "default" else f" · {MODE_LABELS.get(self.permission_mode, '')}"
         policy = f" · context {self.context_policy}" if self.context_policy else ""
         return (f"nbagent · {self.model or '?'} · {self.provider}{policy}{mode} · {self.gauge_text()} · "
-                f"session cost {self.cost_text()}{self.recorded_note()}")
+                f"session spent {self.cost_text()}{self.recorded_note()}")
 
     def cost_text(self) -> str:
-        """The session's cost; with requests nobody could price, never a plain $0.0000."""
+        """What the session spent; with requests nobody could price, never a plain $0.0000."""
         if not self.unpriced:
             return fmt_usd(self.cost)
         return fmt_total_cost(self.cost, self.unpriced, self.unpriced + (1 if self.cost else 0))

@@ -12,6 +12,7 @@ import re
 import unicodedata
 
 from ...display import theme
+from ...display.format import status_text
 from ...display.html import esc
 
 CODE_KEYS = ("code", "command", "source")
@@ -259,5 +260,4 @@ def input_html(tool_name: str, tool_input: object) -> str:
 
 def error_line(error_kind: str, status: int | None, message: str) -> str:
     """``overloaded (529): Overloaded``."""
-    code = f" ({status})" if status is not None else ""
-    return f"{error_kind or 'error'}{code}: {message}"
+    return f"{error_kind or 'error'}{status_text(status)}: {message}"

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import ipywidgets as w
 
+from ...display.format import status_text
 from ...display.html import esc
 from ...engine.contracts import events as ev
 from .. import waiting
@@ -66,8 +67,7 @@ class RetryStatus:
         e = self.event
         if isinstance(e, ev.RateLimitWait):  # is_rate_wait
             return f"⏳ {e.headline}"
-        code = f" ({e.status})" if e.status is not None else ""
-        return f"⟳ {e.error_kind}{code}: {e.message} — retry {e.attempt}/{e.max_attempts}"
+        return f"⟳ {e.error_kind}{status_text(e.status)}: {e.message} — retry {e.attempt}/{e.max_attempts}"
 
     def tick(self) -> None:
         """Refresh the countdown (agent loop only)."""
@@ -112,8 +112,8 @@ class FailurePrompt:
         self.decision: waiting.Decision[str] = waiting.Decision()
         self.outcome: str | None = None
         self._on_new_session = on_new_session
-        code = f" ({event.status})" if event.status is not None else ""
-        self.headline = f"✗ request failed after {event.attempts} attempt(s): {event.error_kind}{code}: {event.message}"
+        self.headline = (f"✗ request failed after {event.attempts} attempt(s): {event.error_kind}"
+                         f"{status_text(event.status)}: {event.message}")
         if event.request_id:
             self.headline += f" [request id {event.request_id}]"
         self._label = w.HTML(f'<div style="{STYLE["error"]}">{esc(self.headline)}</div>')

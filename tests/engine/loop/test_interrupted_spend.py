@@ -146,3 +146,56 @@ async def test_a_request_stopped_while_the_model_wrote_a_tool_calls_input_bills_
     # (was: the input and the few tokens of "I will run it.", 996 of 1,600 here).
     assert agent.session.spent.tokens > written > 500
     agent.close()
+
+
+async def test_a_retried_requests_row_carries_what_its_cut_off_attempts_were_billed(tmp_path: Path) -> None:
+    """A dropped attempt was billed (the session's spent) but in no row: the run's table summed to
+    less than its done line's "session spent", and a rollback of the turn was the only way to see it."""
+    from nbagent.display.tables import for_display, turns_df
+
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    api = SimulatedAPI([text_reply(LONG)] * 3, faults={1: Fault.drop(6), 2: Fault.sse_error(6)})
+    agent = Agent(provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False, sleep=no_wait)
+    done = done_of([e async for e in agent.run("x " * 5_000)])
+    [row] = agent.records
+    spent = agent.session.spent
+
+    assert abs(turns_df(agent.records)["cumulative cost (session)"].iloc[-1] - round(spent.cost_usd, 4)) < 1e-9
+    assert row.unanswered_usage is not None and row.unanswered_usage.input_tokens >= 2 * row.usage.input_tokens
+    assert row.cost_usd == cost_of(row.usage + row.unanswered_usage, row.model)
+    shown = for_display(turns_df(agent.records))  # the row says why its cost is more than its tokens'
+    assert shown["cut-off tokens"].tolist() == [row.unanswered_usage.total_tokens]
+    assert done.totals.spent_requests == 3 and spent.requests == 3  # each attempt was still sent and billed
+    assert spent.tokens == row.usage.total_tokens + row.unanswered_usage.total_tokens  # counted once
+    assert abs(done.totals.spent_usd - done.totals.cost_usd) < 1e-12
+
+    agent.rollback(0)  # the row's money, its attempts' included, stays spent
+    assert agent.records == [] and abs(agent.session.spent.cost_usd - spent.cost_usd) < 1e-12
+    assert agent.session.spent.tokens == spent.tokens and agent.session.spent.requests == 3
+
+
+async def test_attempts_cut_off_before_a_fallback_are_billed_at_their_own_models_price(tmp_path: Path) -> None:
+    """Four attempts on haiku cut off by an error event, then the fallback (opus) answers: the row
+    priced the haiku attempts at opus's price (spent grew by half again; the session's other
+    unrowed money was clamped away), or, the other way round, the rows fell short of spent."""
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    for model, fallback in (("claude-haiku-4-5", "claude-opus-4-8"), ("claude-opus-4-8", "claude-haiku-4-5")):
+        api = SimulatedAPI([text_reply(LONG)] * 6, faults={i: Fault.sse_error(6) for i in range(1, 5)})
+        agent = Agent(provider=simulated_provider(api), cwd=tmp_path, read_mcp_json=False, sleep=no_wait,
+                      model=model, fallback_model=fallback)
+        done = done_of([e async for e in agent.run("x " * 5_000)])
+        [row] = agent.records
+        assert row.model == fallback and done.totals.spent_requests == 5
+        cut_off = agent.session.dropped  # the four attempts, each at the price of the model it ran on
+        assert cut_off.requests == 4 and cut_off.tokens > 4 * 5_000 and cut_off.cost_usd > 0
+        assert abs(done.totals.spent_usd - (cut_off.cost_usd + (row.cost_usd or 0.0))) < 1e-12
+        assert row.unanswered_usage is None and row.cost_usd == cost_of(row.usage, fallback)
+        # At most their tokens at the model's dearest rate: opus's price for haiku's attempts is far more.
+        dearest = max(cost_of(Usage(**{kind: 1}), model) or 0.0 for kind in ("input_tokens", "output_tokens",
+                                                                             "cache_creation_input_tokens"))
+        assert cut_off.cost_usd <= cut_off.tokens * dearest + 1e-12
+        agent.close()

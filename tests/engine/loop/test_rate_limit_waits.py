@@ -92,3 +92,29 @@ async def test_two_kernels_of_one_machine_take_turns_and_neither_is_refused(tmp_
     assert "another kernel on this machine asks first" in waits[0].headline
     assert sim.rate_limits.refused == 0
     assert all(events[-1].reason == "end_turn" for events in runs)
+
+
+async def test_the_class_bench_counts_the_waits_the_records_measured_not_the_caps_their_events_announced(tmp_path: Any) -> None:
+    """bench_classroom's "median wait" summed each wait event's ``delay_s``: for a kernel waiting for
+    another's first answer that is the 5 s cap (the view says "waited up to"), not the wait."""
+    from tests.bench_module import load_bench
+
+    clock = Clock()
+    sim = SimulatedAPI(two_requests, clock=clock, rate_limits=RateLimitSettings(requests_per_minute=60))
+    budget = SharedBudget(MemoryStore())
+    agents = [agent_on(sim, clock, tmp_path / name) for name in ("a", "b")]
+    for agent in agents:
+        agent.engine.pacer.budget = budget  # type: ignore[attr-defined]
+
+    async def run(agent: Agent) -> list[Any]:
+        return [e async for e in agent.run("go")]
+
+    runs = await asyncio.gather(*(run(agent) for agent in agents))
+    measured = sum(r.rate_limit_wait_s for r in agents[1].records)
+    announced = sum(e.delay_s for e in runs[1] if isinstance(e, RateLimitWait))
+    assert announced > measured + 1  # b's wait ended with a's answer, well inside its cap
+
+    result = load_bench("bench_classroom").tally(runs[1], agents[1].records)
+
+    assert result["waits"] == measured and result["announced_waits"] == announced
+    assert result["reason"] == "end_turn" and result["failed"] == 0

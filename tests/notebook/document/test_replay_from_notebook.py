@@ -1085,3 +1085,27 @@ def test_a_compact_cell_of_a_notebook_received_without_its_folder_passes_and_sen
 
     assert "nothing compacted: this kernel replayed the notebook's own records" in out
     assert magics_mod.active_magics().current is None  # no session, no request
+
+
+def test_the_replayed_history_keeps_each_turns_retries_and_rate_limit_wait(lab, tmp_path):
+    """The live ``%agent history`` shows a 429's retry and its wait; the same turn replayed from the
+    notebook alone showed neither, as if it had run without one."""
+    from nbagent.providers.simulated import Fault
+
+    magics = magics_mod.active_magics()
+    magics.new_session(allow=("python",))
+    magics.current.agent.simulated_api.faults = {1: Fault.rate_limit(retry_after=0.3)}
+    lab.run()
+    live = magics.current.agent.session.records
+    assert sum(r.retries for r in live) == 1 and sum(r.rate_limit_wait_s for r in live) > 0
+    shutil.rmtree(tmp_path / ".nbagent")
+    lab.restart()
+    lab.run()
+
+    row = replayed.notebook_history(magics_mod.active_magics()).iloc[0]
+
+    assert row["retries"] == 1
+    assert row["rate-limit wait s"] == round(sum(r.rate_limit_wait_s for r in live), 1)
+    summary = dict(lab.record()["summary"])
+    del summary["retries"], summary["rate_limit_wait_s"]  # an older record: unknown, never 0
+    assert "retries" not in embedded._summary(summary) and "rate_limit_wait_s" not in embedded._summary(summary)

@@ -18,6 +18,7 @@ from nbagent.engine.contracts.permissions import Allow, Deny, PermissionRequest
 from nbagent.notebook import waiting
 from nbagent.notebook.view import AgentView
 from nbagent.notebook.view.render import STYLE
+from nbagent.notebook.view.retry import FailurePrompt
 from nbagent.notebook.view.text import TableBlock, TextBlock, ThinkingBlock
 from nbagent.notebook.view.tools import ToolCard
 
@@ -221,6 +222,17 @@ async def test_retry_countdown_and_buttons_call_the_callbacks() -> None:
     view.handle(ev.ApiRequestStarted(request=1, attempt=2))
     assert status.outcome == "retrying" and status.progress.value == 0.0
     assert "retry 2/3" in view.transcript()
+
+
+def test_an_error_event_mid_stream_is_not_shown_with_the_streams_200_as_its_status() -> None:
+    """An ``overloaded_error`` event in a stream that began "200 OK": the retry line read
+    "overloaded (200)", a success code as the failure's."""
+    view = make_view()
+    view.handle(ev.RetryScheduled(attempt=1, max_attempts=3, delay_s=0.3, error_kind="overloaded",
+                                  message="Overloaded", status=200))
+    assert "overloaded (in the stream): Overloaded — retry 1/3" in view.transcript()
+    failed = FailurePrompt(ev.ApiRequestFailed(error_kind="overloaded", message="Overloaded", status=200, attempts=4))
+    assert "(200)" not in failed.headline and "overloaded (in the stream)" in failed.headline
 
 
 def test_a_finished_retry_says_its_jittered_wait_in_tenths_of_a_second() -> None:
@@ -484,9 +496,9 @@ def test_unpriced_requests_never_show_as_zero_dollars() -> None:
     assert fmt_total_cost(0.0123, 0, 3) == "$0.0123"
     view = make_view()
     view.handle(ev.RequestCompleted(record=record(cost=None)))
-    assert "session cost unknown (1 request(s) without prices)" in view.header.plain()
+    assert "session spent unknown (1 request(s) without prices)" in view.header.plain()
     view.handle(ev.RequestCompleted(record=record(request=2, cost=0.0042)))
-    assert "session cost ≥ $0.0042 (1 request(s) without prices)" in view.header.plain()
+    assert "session spent ≥ $0.0042 (1 request(s) without prices)" in view.header.plain()
 
 
 def test_streamed_text_is_sent_append_only_and_settled_chunks_never_again() -> None:
@@ -545,6 +557,22 @@ def test_an_aborted_run_ends_like_an_interrupted_one_short_and_with_its_tool_mar
     assert "[tool] python (interrupted)" in text
     assert "■ interrupted — session spent so far $0.0042" in text
     assert "done: aborted" not in text and "API requests of this run" not in text
+
+
+def test_a_run_stopped_mid_answer_on_a_model_without_prices_says_unknown_not_zero() -> None:
+    """The first request of a session on a model without prices, stopped with ■ after its answer
+    began: billed (its price unknown), no record; the line read "session spent so far $0.0000"."""
+    stopped = ev.Totals(spent_requests=1, spent_unpriced_requests=1)
+    for end in ("done", "cancel"):
+        view = make_view()
+        view.handle(ev.TextDelta(text="Half a sent"))
+        if end == "done":
+            view.handle(ev.Done(reason="aborted", totals=stopped))
+        else:
+            view.interrupted(session_cost=0.0, unpriced=1)
+        text = view.transcript()
+        assert "interrupted — session spent so far unknown (1 request(s) without prices)" in text, text
+        assert "$0.0000" not in text
 
 
 async def test_a_rate_limit_wait_reads_as_a_wait_not_a_failure_with_send_now_and_cancel() -> None:
