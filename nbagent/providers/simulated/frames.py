@@ -7,10 +7,10 @@ the brain reads the printed result back into the answer's sentence (:mod:`.reade
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-from . import readers
+from . import readers, selection
 from .columns import Frame, column, literal, matches, named, without_frame
 from .step import Step
 
@@ -23,30 +23,21 @@ _MISSING = re.compile(r"\b(missing|nan|nulls?|na|empty values?|blanks?)\b", re.I
 # maximum, not the largest group's total, whose "group" word was "is").
 _GROUP = re.compile(
     r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
-    r"\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?|lowest|smallest|least|fewest)\b"
-    r"|\b(most|largest|biggest|highest|lowest|smallest|least|fewest)\b.*\b(?:by|per)\s+(\w+)"
+    r"\b((?<!\bat )most|largest|biggest|highest|top|best|leading|max(?:imum)?|lowest|smallest|(?<!\bat )least|fewest)\b"
+    r"|\b((?<!\bat )most|largest|biggest|highest|lowest|smallest|(?<!\bat )least|fewest)\b.*\b(?:by|per)\s+(\w+)"
     r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading|lowest|smallest)"
     r"\s+(\w+)"
     r"|\btop\s+\d+\s+(\w+)",
     re.I)  # "what are the top regions", "which is the best region": the group follows the superlative;
 # "top 3 customers by quantity": the group follows the count
 _TOP_N = re.compile(r"\btop\s+(\d+)\b", re.I)
-_GROUP_BY = re.compile(r"\b(?:most|largest|biggest|highest|top|lowest|smallest|least|fewest)\b.*\b(?:by|per)\s+(\w+)",
-                       re.I)
-_SMALLEST = re.compile(r"\b(lowest|smallest|least|fewest)\b", re.I)
+_GROUP_BY = re.compile(r"\b(?:(?<!\bat )most|largest|biggest|highest|top|lowest|smallest|(?<!\bat )least|fewest)\b"
+                       r".*\b(?:by|per)\s+(\w+)", re.I)
+_SMALLEST = re.compile(r"\b(lowest|smallest|(?<!\bat )least|fewest)\b", re.I)
 # "which month sold most": a period of the date column (pandas' period codes), not each date
 _PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
 """A group named after "by" wins ("what is the highest revenue by region": region, not revenue)."""
 _PER = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
-# "how many rows have price above 20": a count of the rows meeting a condition, not the frame's shape
-# The condition is looked for within the sentence that asks (at most 200 characters on), so that a
-# long prompt with many "how many" costs linear time, not a rescan of the rest per "how many".
-# The number may carry a currency sign, thousands separators or an exponent ("$1,000", "1e3").
-_ROWS_WHERE = re.compile(r"\bhow many\b[^.?!\n]{0,200}?\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|"
-                         r"more than|below|under|less than|at least|at most)\s+[$€£]?"
-                         r"(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(?!\d|[,.]\d)", re.I)
-_COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
-                "less than": "<", "at least": ">=", "at most": "<="}
 _UNIQUE = re.compile(r"\b(?:how many|number of|count (?:of )?(?:the )?)\s*(?:unique|distinct|different)\s+(\w+)", re.I)
 STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
          "min": "min", "minimum": "min", "median": "median"}
@@ -56,8 +47,8 @@ _STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum
 # A mean/median that says how the groups are ranked ("the highest average revenue", "top 3 by
 # median", "on average"), not one asked on its own ("which region sells most, and what is the
 # average revenue?": the regions' totals, then the column's mean).
-_RANKED_BY = re.compile(r"\b(?:most|largest|biggest|highest|top|best|lowest|smallest|least|fewest|max(?:imum)?)"
-                        r"\s+(?:\w+\s+)?(mean|average|median)\b|\bby\s+(?:the\s+)?(mean|average|median)\b"
+_RANKED_BY = re.compile(r"\b(?:(?<!\bat )most|largest|biggest|highest|top|best|lowest|smallest|(?<!\bat )least|fewest"
+                        r"|max(?:imum)?)\s+(?:\w+\s+)?(mean|average|median)\b|\bby\s+(?:the\s+)?(mean|average|median)\b"
                         r"|\bon\s+(average)\b", re.I)
 
 
@@ -118,8 +109,9 @@ def _counted(frame: str, prompt: str, columns: Sequence[str]) -> bool:
 
 
 def _shown(value: str, count: bool = False) -> str:
-    """A Series value as the answer says it: a count of rows as 3, a total or mean as 262.00."""
-    return f"{int(value):,}" if count else readers.money(float(value))
+    """A Series value as the answer says it: a count of rows, or a total of whole numbers, as pandas
+    prints it (3, 31); a total or mean of decimals with two places (262.00)."""
+    return f"{int(value):,}" if count or re.fullmatch(r"-?\d+", value) else readers.money(float(value))
 
 
 def _largest_said(by: str, what: str, output: str, count: bool = False) -> str | None:
@@ -165,6 +157,7 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     if order.counted and by is not None:
         return [_count_step(frame.name, column(frame.name, by), by, order)]
     said = [c for c in named(prompt, frame.columns) if c != by]
+    guessed = by is None
     if frame.dtypes is not None:
         by = by or next(iter(frame.text()), None)
         said = [c for c in said if c in frame.numeric()] or frame.numeric()
@@ -173,9 +166,24 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
             return [frame.look(quiet=True)]
         return (f"I found no text column to group `{frame.name}` by, or no numeric column to total."
                 if not frame.look_failed else frame.unknown())
-    if order.counted:
-        return [_count_step(frame.name, column(frame.name, by), by, order)]
-    return [_total_step(frame.name, literal(by), by, said[0], order)]
+    step = (_count_step(frame.name, column(frame.name, by), by, order) if order.counted
+            else _total_step(frame.name, literal(by), by, said[0], order))
+    lacking = [w for w in words if w and w.lower() not in _NOT_A_GROUP and matches(w, frame.columns) is None]
+    return [_saying_the_group(step, frame.name, lacking[0], by) if guessed and lacking else step]
+
+
+# Words the group patterns can take that name no group: "which one sells most", "what has the most".
+_NOT_A_GROUP = frozenset({"one", "ones", "has", "have", "had", "do", "does", "did", "sells", "sell", "sold",
+                          "makes", "made", "earns", "earned", "brings", "spends", "spent", "buys", "bought"})
+
+
+def _saying_the_group(step: Step, name: str, asked: str, by: str) -> Step:
+    """``step`` whose answer says it grouped by another column than the one the prompt named."""
+    word = asked[:-3] + "y" if asked.endswith("ies") else asked[:-1] if re.search(r"[^s]s$", asked) else asked
+    note = f"`{name}` has no {word} column, so I grouped by {by}"
+    read = step.reads
+    return replace(step, why=f"{step.why} (no {word} column)",
+                   reads=lambda out: f"{note}: {found}" if read is not None and (found := read(out)) else None)
 
 
 @dataclass(frozen=True)
@@ -253,22 +261,6 @@ def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, f"{most} rows", out, count=True)))
 
 
-def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
-    """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition."""
-    m = _ROWS_WHERE.search(without_frame(frame.name, prompt, frame.columns))
-    col = matches(m.group(1), frame.columns) if m else None
-    if m is None or col is None:
-        if frame.columns or frame.looked:
-            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to compare."
-        return [frame.look(quiet=True)]
-    op, number = _COMPARISONS[m.group(2).lower()], m.group(3).replace(",", "")  # "1,000": 1000, not 1
-    code = f"({column(frame.name, col)} {op} {number}).sum()"
-    def said(n: int) -> str:  # "1 row of `people` has age < 30", "3 rows of … have"
-        return f"{n:,} {'row' if n == 1 else 'rows'} of `{frame.name}` {'has' if n == 1 else 'have'} {col} {op} {number}"
-    return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {col} {op} {number}",
-                 reads=lambda out: None if (n := readers.number(out)) is None else said(int(n)))]
-
-
 def _unique_count(frame: Frame, prompt: str) -> list[Step] | str:
     """``sales["region"].nunique()`` for "how many unique regions"."""
     m = _UNIQUE.search(prompt)
@@ -304,15 +296,20 @@ def _missing(frame: Frame, prompt: str) -> list[Step]:
 
 # Each DataFrame question: what asks it, and the calls that answer it (or why there are none).
 _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | str]]] = {
-    "rows_where": (_ROWS_WHERE, _rows_where),
+    "rows_where": (selection.ROWS_WHERE, selection.rows_where),
+    "rows_shown": (selection.ROWS_SHOWN, selection.rows_shown),
+    "sorted": (selection.SORTED, selection.sorted_by),
     "unique": (_UNIQUE, _unique_count),
     "shape": (_SHAPE, _shape),
     "columns": (_COLUMNS, _columns),
     "describe": (_DESCRIBE, _describe),
     "largest_group": (_GROUP, _largest_group),
     "missing": (_MISSING, _missing),
+    "filled": (selection.FILLED, selection.filled),
 }
-_NOT_THE_SHAPE = ("rows_where", "unique")
+_NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
+SHOWS_ROWS = frozenset({"rows_shown", "sorted"})
+"""Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 """"How many rows have price above 20", "how many unique customers": counts, not the frame's shape."""
 
 
@@ -322,11 +319,8 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
 
 
 def _stat_said(what: str, output: str) -> str | None:
-    value = readers.number(output)
-    if value is None:
-        return None
-    shown = f"{value:,.2f}" if value != int(value) else f"{int(value):,}"
-    return f"the {what} is {shown}"
+    value = readers.number_text(output)
+    return None if value is None else f"the {what} is {_shown(value)}"
 
 
 def _stats_said(what: str, output: str) -> str | None:
@@ -334,7 +328,7 @@ def _stats_said(what: str, output: str) -> str | None:
     if not found or found[1]:
         return None
     try:
-        listed = ", ".join(f"{label} {readers.money(float(value))}" for label, value in found[0])
+        listed = ", ".join(f"{label} {_shown(value)}" for label, value in found[0])
     except ValueError:
         return None
     return f"the {what}: {listed}"
@@ -381,4 +375,4 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
 
 
-__all__ = ["STATS", "frame_steps", "group_stat", "intents", "stat_needs_dtypes", "stat_step"]
+__all__ = ["SHOWS_ROWS", "STATS", "frame_steps", "group_stat", "intents", "stat_needs_dtypes", "stat_step"]
