@@ -104,3 +104,29 @@ def test_the_rows_a_frames_repr_holds_are_counted(frame: pd.DataFrame, rows: int
 
 def test_a_series_is_not_counted_as_a_frame() -> None:
     assert readers.frame_rows(f"[result]\n{ORDERS['price']!r}") is None
+
+
+CSV = "date,region,revenue\n2024-01-05,north,100\n2024-01-20,south,80\n2024-02-03,north,130\n2024-03-01,south,90\n"
+
+
+async def test_which_month_of_a_loaded_csv_reads_its_date_text_as_dates(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text(CSV)
+    ns: dict[str, object] = {}
+    await codes_and_answer(agent_with(ns, tmp_path), "Load sales.csv")
+    assert not pd.api.types.is_datetime64_any_dtype(ns["sales"]["date"])  # type: ignore[index]  # read_csv leaves text
+    codes, answer = await codes_and_answer(agent_with(ns, tmp_path), "Which month had the highest revenue in `sales`?")
+    # main: "I found no date column in `sales` to group by month"
+    assert codes[-1] == ('import pandas as pd\n\nsales.groupby(pd.to_datetime(sales["date"]).dt.to_period("M"))'
+                         '["revenue"].sum().sort_values(ascending=False)')
+    assert answer.startswith("(simulated model) reading `date` (text) as dates, "
+                             "2024-01 has the largest total revenue (180) by month.")
+    assert not pd.api.types.is_datetime64_any_dtype(ns["sales"]["date"])  # type: ignore[index]  # the frame is as it was
+
+
+async def test_a_group_fallback_is_not_a_csvs_date_text(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text(CSV)
+    ns: dict[str, object] = {}
+    await codes_and_answer(agent_with(ns, tmp_path), "Load sales.csv")
+    codes, answer = await codes_and_answer(agent_with(ns, tmp_path), "Which store sells most in `sales`?")
+    assert codes[-1] == 'sales.groupby("region")["revenue"].sum().sort_values(ascending=False)'  # main: by "date", each day
+    assert answer.startswith("(simulated model) `sales` has no store column, so I grouped by region: north has")

@@ -159,7 +159,8 @@ def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     said = [c for c in named(prompt, frame.columns) if c != by]
     guessed = by is None
     if frame.dtypes is not None:
-        by = by or next(iter(frame.text()), None)
+        # not a CSV's dates read as text ("2024-01-05" each its own group), unless no other text column
+        by = by or next((c for c in frame.text() if not _DATE_NAME.search(c)), next(iter(frame.text()), None))
         said = [c for c in said if c in frame.numeric()] or frame.numeric()
     if by is None or not said:
         if not frame.looked:
@@ -208,16 +209,27 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
     if frame.dtypes is None:
         return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
     dates = frame.dates()
+    # A CSV's dates are read as text ("object"): a column named like a date is parsed where it is used.
+    texts = [c for c in frame.text() if _DATE_NAME.search(c)] if not dates else []
     values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
     label = next(w for w, code in _PERIODS.items() if code == period)
-    if not dates or not (values or order.counted):
+    if not (dates or texts) or not (values or order.counted):
         return f"I found no date column in `{frame.name}` to group by {label}, or no numeric column to total."
     # a time zone ("datetime64[ns, UTC]") is dropped first, as to_period warns it would be
-    local = ".dt.tz_localize(None)" if "," in (frame.dtypes or {}).get(dates[0], "") else ""
-    key = f"{column(frame.name, dates[0])}{local}.dt.to_period({literal(period)})"
-    if order.counted:
-        return [_count_step(frame.name, key, label, order)]
-    return [_total_step(frame.name, key, label, values[0], order)]
+    local = ".dt.tz_localize(None)" if dates and "," in (frame.dtypes or {}).get(dates[0], "") else ""
+    when = column(frame.name, dates[0]) if dates else f"pd.to_datetime({column(frame.name, texts[0])})"
+    key = f"{when}{local}.dt.to_period({literal(period)})"
+    step = _count_step(frame.name, key, label, order) if order.counted else _total_step(frame.name, key, label, values[0], order)
+    if dates:
+        return [step]
+    read = step.reads
+    return [replace(step, input={"code": f"import pandas as pd\n\n{step.input['code']}"},
+                    why=f"{step.why} (reading {texts[0]}, which holds text, as dates)",
+                    reads=lambda out: f"reading `{texts[0]}` (text) as dates, {found}"
+                    if read and (found := read(out)) else None)]
+
+
+_DATE_NAME = re.compile(r"date|time|day|month|year|(?:^|_)(?:at|on|ts)$", re.I)
 
 
 def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step:
