@@ -130,3 +130,21 @@ async def test_a_group_fallback_is_not_a_csvs_date_text(tmp_path: Path) -> None:
     codes, answer = await codes_and_answer(agent_with(ns, tmp_path), "Which store sells most in `sales`?")
     assert codes[-1] == 'sales.groupby("region")["revenue"].sum().sort_values(ascending=False)'  # main: by "date", each day
     assert answer.startswith("(simulated model) `sales` has no store column, so I grouped by region: north has")
+
+
+async def test_the_correlation_of_two_named_columns_is_one_call_said_with_its_strength(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the correlation between price and quantity in `orders`?")
+    assert codes == ["orders.dtypes", 'orders["price"].corr(orders["quantity"])']  # main: orders.head()
+    r = ORDERS["price"].corr(ORDERS["quantity"])
+    assert answer.startswith(f"(simulated model) the correlation of price and quantity in `orders` is {r:.2f} "
+                             "(Pearson's r: a moderate negative linear relation).")
+
+
+async def test_a_text_column_named_for_a_correlation_is_said_and_the_table_quoted(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How do price and customer correlate in `orders`?")
+    assert codes[-1] == "orders.corr(numeric_only=True)"  # never orders["price"].corr(orders["customer"]): an error
+    assert answer.startswith("(simulated model) customer is not numeric, so these are the correlations of the numeric "
+                             "columns of `orders`.")
+    assert "-0.525" in answer  # the table, quoted

@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 
 from . import readers, selection
 from .columns import Frame, column, literal, matches, named, without_frame
+from .correlation import CORRELATION, correlation
 from .step import Step
 
 _SHAPE = re.compile(r"\b(shape|how many rows|how many columns|how big|size|dimensions?)\b", re.I)
@@ -318,9 +319,10 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
     "largest_group": (_GROUP, _largest_group),
     "missing": (_MISSING, _missing),
     "filled": (selection.FILLED, selection.filled),
+    "correlation": (CORRELATION, correlation),
 }
 _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
-SHOWS_ROWS = frozenset({"rows_shown", "sorted"})
+SHOWS_ROWS = frozenset({"rows_shown", "sorted", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 """"How many rows have price above 20", "how many unique customers": counts, not the frame's shape."""
 
