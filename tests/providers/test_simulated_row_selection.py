@@ -148,3 +148,22 @@ async def test_a_text_column_named_for_a_correlation_is_said_and_the_table_quote
     assert answer.startswith("(simulated model) customer is not numeric, so these are the correlations of the numeric "
                              "columns of `orders`.")
     assert "-0.525" in answer  # the table, quoted
+
+
+@pytest.mark.parametrize(("prompt", "code", "said"), [
+    ("How many customers are in `orders`?", 'orders["customer"].nunique()',
+     f"there are {ORDERS['customer'].nunique()} distinct customer values in `orders`."),  # main: orders.head()
+    ("How many categories does `orders` have?", 'orders["category"].nunique()',
+     f"there are {ORDERS['category'].nunique()} distinct category values in `orders`."),
+    ("How many orders are in `orders`?", "orders.shape", f"`orders` has {len(ORDERS)} rows and 5 columns."),
+])
+async def test_how_many_of_a_column_counts_its_distinct_values(tmp_path: Path, prompt: str, code: str, said: str) -> None:
+    codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path), prompt)
+    assert codes == [code]
+    assert answer.startswith(f"(simulated model) {said}")
+
+
+async def test_how_many_of_something_the_frame_lacks_says_so(tmp_path: Path) -> None:
+    codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path), "How many cities are in `orders`?")
+    assert codes == []
+    assert answer.startswith('(simulated model) `orders` has no column for "cities" to count.')

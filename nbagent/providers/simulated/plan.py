@@ -1,6 +1,7 @@
 """The demo brain's plan: from the user's latest prompt, the kernel facts and the calls it already
 made in this turn, the tool calls to make, in order. Each skill lives in its own module: fixing a
-failed cell (:mod:`.fixes`), loading a table (:mod:`.loading`), DataFrame questions (:mod:`.frames`),
+failed cell (:mod:`.fixes`), loading a table (:mod:`.loading`), DataFrame questions (:mod:`.frames`, with
+:mod:`.groups`, :mod:`.selection`, :mod:`.statistics` and :mod:`.correlation`),
 plots (:mod:`.plots`), the notebook tools (:mod:`.notebook`); reading files, looking at named
 variables and arithmetic are here.
 
@@ -17,7 +18,7 @@ from functools import partial
 from typing import Mapping, Sequence
 
 from ...engine.contracts.json_types import JSONValue
-from . import frames, notebook
+from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
@@ -78,22 +79,22 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     if ASKS_FOR_A_PLOT.search(prompt) and is_frame:
         steps += plot_steps(frame, about)
     stats = _stats(prompt)
-    if stats and is_frame and not frame.looked and (not frame.columns or frames.stat_needs_dtypes(about, frame.columns)):
+    if stats and is_frame and not frame.looked and (not frame.columns or statistics.stat_needs_dtypes(about, frame.columns)):
         # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
         return [*steps, frame.look(quiet=True)], notes
     if frame.looked and "columns" not in frames.intents(prompt):
         steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
     numeric = frame.numeric() if frame.dtypes is not None else None
-    steps += [frames.stat_step(name, stat, frame.columns, about, kind, numeric) for stat in stats]
+    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric) for stat in stats]
     return steps, notes
 
 
 def _stats(prompt: str) -> list[str]:
-    found = [s for w, s in frames.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
+    found = [s for w, s in statistics.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
     asked = frames.intents(prompt)
     if "largest_group" in asked:  # "the largest total" is the group's total, not the column's
-        found = [s for s in found if s not in ("sum", "max", frames.group_stat(prompt))]
+        found = [s for s in found if s not in ("sum", "max", groups.group_stat(prompt))]
     if "filled" in asked:  # "fill the missing prices with the median": what to fill with, not a question
         found = [s for s in found if s != fill_stat(prompt)]
     return list(dict.fromkeys(found))
