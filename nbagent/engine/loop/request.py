@@ -165,13 +165,17 @@ async def attempt_api_request(
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
+        request = _sent(run, attempts, messages, prepared)
+        if request.messages is not messages:  # images left out (past 20, or 32 MB): the lines are what is sent
+            estimate += sum(run.counter.count_message(b) - run.counter.count_message(a)
+                            for a, b in zip(messages, request.messages, strict=True) if a is not b)
         async for event in pace_before_sending(run, attempts, estimate):
             yield event
         run.pacer.sent()
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
         streamed = StreamEnd()
-        async with aclosing(stream_with_probe(run, _sent(run, attempts, messages, prepared), sanitizer)) as chunks:
+        async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:
             async for chunk in chunks:
                 if isinstance(chunk, StreamEnd):
                     streamed = chunk
