@@ -28,9 +28,17 @@ ROWS_SHOWN = re.compile(rf"\b(?:show|list|display|find|get|filter|select|give me
 SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,40})", re.I)
 _DESCENDING = re.compile(r"\b(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
                          r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest))\b", re.I)
-FILLED = re.compile(r"\b(?:fill|impute|replace)\b[^.?!\n]{0,80}?\b(?:missing|nan|nulls?|na|empty|blanks?)\b"
+# Words before "fill" in its sentence that do not ask for it: a negation ("don't fill …", "without
+# filling") or a question about it ("should I fill …", "how would I fill …"): the frame is the
+# user's, changed only when they ask for the change ("can you fill …", "please fill …" do).
+_NOT_ASKED = (r"(?:don'?t|dont|do\s+not|never|not|without|avoid|no\s+need|should\s+(?:i|we)|"
+              r"how\s+(?:do|does|would|could|can|should|might|to)\b|(?:can|could|may|would)\s+(?:i|we|one)|"
+              r"what\s+if|whether|is\s+it|would\s+it)")
+FILLED = re.compile(rf"(?:^|(?<=[.?!\n]))(?:(?!\b{_NOT_ASKED}\b)[^.?!\n])*?"
+                    r"\b(?:fill|impute|replace)\b[^.?!\n]{0,80}?\b(?:missing|nan|nulls?|na|empty|blanks?)\b"
                     r"[^.?!\n]{0,80}?\bwith\s+(?:the\s+|a\s+|its\s+|their\s+)?(?:column'?s?\s+)?"
                     r"(mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
+""""Fill the missing prices with the median": missing values filled; not "don't fill …", nor "should I fill …"."""
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
                 "less than": "<", "at least": ">=", "at most": "<=", ">": ">", "<": "<", ">=": ">=", "<=": "<="}
 _FILL_STATS = {"mean": "mean", "average": "mean", "median": "median"}
