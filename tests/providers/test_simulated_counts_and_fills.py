@@ -35,3 +35,44 @@ async def test_a_fill_asked_for_in_a_question_or_a_later_sentence_fills(tmp_path
     codes, _ = await codes_and_answer(agent_with(ns, tmp_path), prompt)
     assert codes[-1] == 'orders["price"] = orders["price"].fillna(orders["price"].median())\norders["price"].isna().sum()'
     assert ns["orders"]["price"].isna().sum() == 0
+
+
+SALES = pd.DataFrame({"region": ["north", "south", "north", "east"], "revenue": [120.0, 80.5, 142.0, 99.0],
+                      "units": [3, 2, 4, 2]})
+
+
+@pytest.mark.parametrize(("prompt", "codes", "said"), [
+    # me1: '`sales` has no column for "missing" to count.' before the count
+    ("How many missing values does `sales` have?", ["sales.isna().sum()"], "`sales` has 0 missing values."),
+    # me1: "there are 4 distinct revenue values" before the count of the missing ones
+    ("How many revenue values are missing in `sales`?", ["sales.isna().sum()"], "`sales` has 0 missing values."),
+    # me1: "there are 3 distinct units values" before the total
+    ("How many units did we sell in total in `sales`?", ['sales["units"].sum()'], "the total units of `sales` is 11."),
+    # me1: sales["units"].nunique(), "there are 3 distinct units values"
+    ("How many units were sold in `sales`?", ["sales.dtypes", 'sales["units"].sum()'], "the total units of `sales` is 11."),
+    ("How many regions are in `sales`?", ["sales.dtypes", 'sales["region"].nunique()'],
+     "there are 3 distinct region values in `sales`."),
+    ("How many sales are there in `sales`?", ["sales.shape"], "`sales` has 4 rows and 3 columns."),
+])
+async def test_how_many_is_answered_with_the_count_it_asks_for(tmp_path: Path, prompt: str, codes: list[str],
+                                                              said: str) -> None:
+    made, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path), prompt)
+    assert made == codes
+    assert answer.startswith(f"(simulated model) {said}")
+
+
+@pytest.mark.parametrize("prompt", [
+    "How many of the sales in `sales` are in the north?",  # me1: sales.shape, "4 rows"
+    "How many sales in `sales` are bigger than 100?",  # me1: sales.shape, "4 rows"
+])
+async def test_how_many_with_more_than_the_frames_rows_is_not_answered_with_its_shape(tmp_path: Path, prompt: str) -> None:
+    codes, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path), prompt)
+    assert "sales.shape" not in codes
+    assert answer.startswith("(simulated model) I could not tell what to count in `sales`")
+
+
+async def test_how_many_per_group_counts_the_rows_of_each(tmp_path: Path) -> None:
+    codes, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path),
+                                           "How many sales does each region have in `sales`?")
+    assert codes == ['sales["region"].value_counts()']  # me1: sales.shape
+    assert "north    2" in answer

@@ -159,7 +159,7 @@ async def test_a_text_column_named_for_a_correlation_is_said_and_the_table_quote
 ])
 async def test_how_many_of_a_column_counts_its_distinct_values(tmp_path: Path, prompt: str, code: str, said: str) -> None:
     codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path), prompt)
-    assert codes == [code]
+    assert codes[-1] == code and codes[:-1] in ([], ["orders.dtypes"])  # a number column is totalled: looked up first
     assert answer.startswith(f"(simulated model) {said}")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from . import readers, selection
+from . import readers, selection, statistics
 from .columns import Frame, column, matches, without_frame
 from .correlation import CORRELATION, correlation
 from .groups import GROUP, largest_group
@@ -20,7 +20,12 @@ _SHAPE = re.compile(r"\b(shape|how many rows|how many columns|how big|size|dimen
 _COLUMNS = re.compile(r"\b(columns?|fields?|variables in it)\b", re.I)
 _DESCRIBE = re.compile(r"\b(describe|summary statistics|statistics|stats|distribution)\b", re.I)
 _MISSING = re.compile(r"\b(missing|nan|nulls?|na|empty values?|blanks?)\b", re.I)
-_HOW_MANY = re.compile(r"\bhow many\s+(\w+)", re.I)
+# "How many customers are in `orders`" (not "how many missing values", "how many prices are missing"
+# nor "how many units in total": the missing values' count and the column's total answer those);
+# the rest of its clause tells the frame's rows ("how many orders are there") from an unclear count.
+_HOW_MANY = re.compile(r"\bhow many\s+(?!(?:missing|nan|nulls?|na|empty|blanks?)\b)(\w+)"
+                       r"(?![^.?!\n]{0,120}?\b(?:missing|nan|nulls?|empty|blanks?|total|sum|altogether)\b)"
+                       r"([^.?!\n,;]{0,120})", re.I)
 _UNIQUE = re.compile(r"\b(?:how many|number of|count (?:of )?(?:the )?)\s*(?:unique|distinct|different)\s+(\w+)", re.I)
 
 
@@ -70,22 +75,41 @@ def _unique_count(frame: Frame, prompt: str) -> list[Step] | str:
 
 
 def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
-    """"How many customers are in `orders`": the distinct values of the column the word names;
-    "how many orders are there" (the frame's own name) or "how many records": its rows."""
+    """"How many customers are in `orders`": the distinct values of the text column the word names
+    (of a number column, "how many units were sold", its total); "how many orders are there" (the
+    frame's own name) or "how many records": its rows; "how many sales does each region have": the
+    rows per region; anything else in the clause ("how many people are older than 40") is unclear."""
     m = _HOW_MANY.search(without_frame(frame.name, prompt, frame.columns))
     col = matches(m.group(1), frame.columns) if m else None
     if col is not None:
+        if frame.dtypes is None and not frame.looked:
+            return [frame.look(quiet=True)]  # a number column is totalled, a text column's values counted
+        if frame.dtypes is not None and col in frame.numeric():
+            return [statistics.stat_step(frame.name, "sum", frame.columns, col, "frame")]
         return [_nunique_step(frame.name, col)]
     if not frame.columns and not frame.looked:
         return [frame.look(quiet=True)]
-    if m is None or m.group(1).lower() in _ROW_WORDS:
+    if m is None or m.group(1).lower() not in _ROW_WORDS:
+        word = m.group(1) if m else ""
+        return frame.unknown() if frame.look_failed else f"`{frame.name}` has no column for \"{word}\" to count."
+    rest = re.split(r"\band\b", m.group(2), maxsplit=1)[0]
+    per = re.search(r"\b(?:per|each|by|every)\s+(\w+)", rest, re.I)
+    if per and (by := matches(per.group(1), frame.columns)) is not None:
+        return [Step("python", {"code": f"{column(frame.name, by)}.value_counts()"},
+                     f"count the rows of `{frame.name}` per {by}")]
+    if all(w.lower() in _ROW_WORDS | _FILLER for w in re.findall(r"\w+", rest)):
         return _shape(frame, prompt)
-    return frame.unknown() if frame.look_failed else f"`{frame.name}` has no column for \"{m.group(1)}\" to count."
+    return frame.unknown() if frame.look_failed else (
+        f"I could not tell what to count in `{frame.name}` (ask, for example, \"how many rows have <column> above <number>\").")
 
 
 _ROW_WORDS = frozenset({"rows", "records", "entries", "lines", "items", "are", "is", "were", "was", "there", "do", "does",
                         "of", "in"})
 """Words after "how many" once the frame's own name is taken out ("how many orders are in `orders`"): its rows."""
+_FILLER = frozenset({"the", "a", "an", "it", "this", "that", "table", "frame", "dataframe", "data", "have", "has", "had",
+                     "contain", "contains", "hold", "holds", "got", "we", "i", "you", "here", "now", "currently",
+                     "all", "total"})
+"""Words that leave "how many orders are there in this table" a question about the frame's rows."""
 
 
 def _nunique_step(name: str, col: str) -> Step:
