@@ -76,3 +76,21 @@ async def test_how_many_per_group_counts_the_rows_of_each(tmp_path: Path) -> Non
                                            "How many sales does each region have in `sales`?")
     assert codes == ['sales["region"].value_counts()']  # me1: sales.shape
     assert "north    2" in answer
+
+
+PEOPLE = pd.DataFrame({"name": ["ann", "bob", "cy"], "salary": [52000.0, 31000.0, 88000.0]})
+
+
+@pytest.mark.parametrize(("prompt", "code"), [
+    ("Show the people in `people` with salary above 50k", 'people[people["salary"] > 50000]'),  # me1: > 50, every row
+    ("How many rows of `people` have salary over 1.5k?", '(people["salary"] > 1500).sum()'),
+])
+async def test_a_number_in_thousands_is_read_whole(tmp_path: Path, prompt: str, code: str) -> None:
+    codes, _ = await codes_and_answer(agent_with({"people": PEOPLE.copy()}, tmp_path), prompt)
+    assert codes == [code]
+
+
+async def test_a_number_with_another_letter_is_no_condition(tmp_path: Path) -> None:
+    codes, _ = await codes_and_answer(agent_with({"people": PEOPLE.copy()}, tmp_path),
+                                      "Show the people in `people` with salary above 50x")
+    assert not [c for c in codes if "> 50]" in c]  # me1: people[people["salary"] > 50]

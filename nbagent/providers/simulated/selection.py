@@ -10,12 +10,15 @@ number, which may carry a currency sign, thousands separators or an exponent ("$
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
 from .step import Step
 
-_NUMBER = r"[$€£]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(?!\d|[,.]\d)"
+# "50k" is 50,000; any other letter on the number ("20x", "3rd") makes it no condition, not the
+# number before it ("salary above 50k" was salary > 50).
+_NUMBER = r"[$€£]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(k)?(?!\w|[,.]\d)"
 _CONDITION = (r"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more than|below|under|less than|"
               rf"at least|at most|>=|<=|>|<)\s*{_NUMBER}")
 # The condition is looked for within the sentence that asks (at most 200 characters on), so that a
@@ -52,7 +55,16 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str
         if frame.columns or frame.looked:
             return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to compare."
         return [frame.look(quiet=True)]
-    return col, _COMPARISONS[m.group(2).lower()], m.group(3).replace(",", "")  # "1,000": 1000, not 1
+    return col, _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
+
+
+def _number(text: str, thousands: str | None) -> str:
+    """The number as code: "1,000" is 1000 (not 1), "50k" 50000."""
+    text = text.replace(",", "")
+    if not thousands:
+        return text
+    value = Decimal(text) * 1000
+    return str(int(value)) if value == value.to_integral_value() else format(value, "f")
 
 
 def _rows(n: int, name: str) -> str:
