@@ -94,3 +94,15 @@ async def test_a_number_with_another_letter_is_no_condition(tmp_path: Path) -> N
     codes, _ = await codes_and_answer(agent_with({"people": PEOPLE.copy()}, tmp_path),
                                       "Show the people in `people` with salary above 50x")
     assert not [c for c in codes if "> 50]" in c]  # me1: people[people["salary"] > 50]
+
+
+@pytest.mark.parametrize(("prompt", "code"), [
+    ("Sort `people` by salary, largest to smallest", 'people.sort_values("salary", ascending=False)'),  # me1: ascending
+    ("Sort `people` by salary high to low", 'people.sort_values("salary", ascending=False)'),  # me1: ascending
+    ("Sort `people` by salary in ascending order, not descending", 'people.sort_values("salary")'),  # me1: descending
+    ("Sort `people` by salary, low to high", 'people.sort_values("salary")'),
+])
+async def test_a_sort_is_in_the_order_asked(tmp_path: Path, prompt: str, code: str) -> None:
+    codes, answer = await codes_and_answer(agent_with({"people": PEOPLE.copy()}, tmp_path), prompt)
+    assert codes == [code]
+    assert ("largest first" if "False" in code else "smallest first") in answer

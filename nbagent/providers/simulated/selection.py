@@ -29,8 +29,11 @@ ROWS_SHOWN = re.compile(rf"\b(?:show|list|display|find|get|filter|select|give me
                         re.I)
 """"Show the orders with price above 20", "which rows have quantity at least 5": the rows themselves."""
 SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,40})", re.I)
-_DESCENDING = re.compile(r"\b(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
-                         r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest))\b", re.I)
+_DESCENDING = re.compile(r"\b(?<!not )(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
+                         r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest)"
+                         r"|(?:highest|largest|biggest|greatest|most|high|large|big|z)\s+to\s+(?:the\s+)?"
+                         r"(?:lowest|smallest|least|low|small|a))\b|\bnot\s+(?:asc\w*|increasing)\b", re.I)
+""""Largest first", "high to low", "descending" (not "not descending": that is ascending)."""
 # Words before "fill" in its sentence that do not ask for it: a negation ("don't fill …", "without
 # filling") or a question about it ("should I fill …", "how would I fill …"): the frame is the
 # user's, changed only when they ask for the change ("can you fill …", "please fill …" do).
