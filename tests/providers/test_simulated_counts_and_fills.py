@@ -106,3 +106,24 @@ async def test_a_sort_is_in_the_order_asked(tmp_path: Path, prompt: str, code: s
     codes, answer = await codes_and_answer(agent_with({"people": PEOPLE.copy()}, tmp_path), prompt)
     assert codes == [code]
     assert ("largest first" if "False" in code else "smallest first") in answer
+
+
+@pytest.mark.parametrize(("prompt", "code", "said"), [
+    ("Show `sales` where units is at least 3 and revenue above 130",  # me1: units >= 3 only, 2 rows
+     'sales[(sales["units"] >= 3) & (sales["revenue"] > 130)]', "1 row of `sales` has units >= 3 and revenue > 130."),
+    ("Show `sales` with revenue below 90 or units above 3",
+     'sales[(sales["revenue"] < 90) | (sales["units"] > 3)]', "2 rows of `sales` have revenue < 90 or units > 3."),
+    ("How many rows of `sales` have units at least 3 and revenue above 130?",
+     '((sales["units"] >= 3) & (sales["revenue"] > 130)).sum()', "1 row of `sales` has units >= 3 and revenue > 130."),
+])
+async def test_two_joined_conditions_both_apply(tmp_path: Path, prompt: str, code: str, said: str) -> None:
+    codes, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path), prompt)
+    assert codes == [code]
+    assert answer.startswith(f"(simulated model) {said}")
+
+
+async def test_a_joined_condition_on_no_column_is_said_not_left_out(tmp_path: Path) -> None:
+    codes, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path),
+                                           "Show `sales` with revenue above 100 and cost above 5")
+    assert not [c for c in codes if c.startswith("sales[")]  # me1: the revenue rows, as if they were the ones asked for
+    assert 'the condition after "and"' in answer

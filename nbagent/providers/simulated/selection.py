@@ -23,6 +23,8 @@ _CONDITION = (r"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more t
               rf"at least|at most|>=|<=|>|<)\s*{_NUMBER}")
 # The condition is looked for within the sentence that asks (at most 200 characters on), so that a
 # long prompt with many "how many" costs linear time, not a rescan of the rest per "how many".
+# A second condition joined to the first ("units at least 3 and revenue above 100"): both apply.
+_AND = re.compile(rf"\s*,?\s*(and|or)\s+(?:the\s+|a\s+|its\s+|their\s+)?{_CONDITION}", re.I)
 ROWS_WHERE = re.compile(rf"\bhow many\b[^.?!\n]{{0,200}}?{_CONDITION}", re.I)
 """"How many rows have price above 20": a count of the rows meeting a condition, not the frame's shape."""
 ROWS_SHOWN = re.compile(rf"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{{0,200}}?{_CONDITION}",
@@ -50,15 +52,28 @@ _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">"
 _FILL_STATS = {"mean": "mean", "average": "mean", "median": "median"}
 
 
-def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str, str, str] | list[Step] | str:
-    """The column, operator and number of the prompt's condition; else a look, or why there is none."""
-    m = pattern.search(without_frame(frame.name, prompt, frame.columns))
+def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str, str] | list[Step] | str:
+    """The mask code of the prompt's condition (``orders["price"] > 20``; two joined by "and" / "or"
+    both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
+    text = without_frame(frame.name, prompt, frame.columns)
+    m = pattern.search(text)
     col = matches(m.group(1), frame.columns) if m else None
     if m is None or col is None:
         if frame.columns or frame.looked:
             return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to compare."
         return [frame.look(quiet=True)]
-    return col, _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
+    op, number = _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
+    mask, said = f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}"
+    more = _AND.match(text, m.end())
+    if more is None:
+        return mask, said
+    other = matches(more.group(2), frame.columns)
+    if other is None:  # never a condition left out silently: the rows would not be the ones asked for
+        return f"I could not tell which column of `{frame.name}` the condition after \"{more.group(1)}\" compares."
+    op2, number2 = _COMPARISONS[more.group(3).lower()], _number(more.group(4), more.group(5))
+    joined = "&" if more.group(1).lower() == "and" else "|"
+    return (f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
+            f"{said} {more.group(1).lower()} {other} {op2} {number2}")
 
 
 def _number(text: str, thousands: str | None) -> str:
@@ -80,11 +95,11 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     found = _condition(frame, prompt, ROWS_WHERE)
     if not isinstance(found, tuple):
         return found
-    col, op, number = found
-    code = f"({column(frame.name, col)} {op} {number}).sum()"
-    return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {col} {op} {number}",
+    mask, what = found
+    code = f"({mask}).sum()"
+    return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
                  reads=lambda out: None if (n := readers.number(out)) is None
-                 else f"{_rows(int(n), frame.name)} {col} {op} {number}")]
+                 else f"{_rows(int(n), frame.name)} {what}")]
 
 
 def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
@@ -93,16 +108,15 @@ def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
     found = _condition(frame, prompt, ROWS_SHOWN)
     if not isinstance(found, tuple):
         return found
-    col, op, number = found
-    code = f"{frame.name}[{column(frame.name, col)} {op} {number}]"
+    mask, what = found
+    code = f"{frame.name}[{mask}]"
 
     def said(out: str) -> str | None:
         n = readers.frame_rows(out)
         if n is None:
             return None
-        return f"no row of `{frame.name}` has {col} {op} {number}" if n == 0 else f"{_rows(n, frame.name)} {col} {op} {number}"
-    return [Step("python", {"code": code}, f"select the rows of `{frame.name}` with {col} {op} {number}",
-                 reads=said, shows=True)]
+        return f"no row of `{frame.name}` has {what}" if n == 0 else f"{_rows(n, frame.name)} {what}"
+    return [Step("python", {"code": code}, f"select the rows of `{frame.name}` with {what}", reads=said, shows=True)]
 
 
 def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
