@@ -127,3 +127,32 @@ async def test_a_joined_condition_on_no_column_is_said_not_left_out(tmp_path: Pa
                                            "Show `sales` with revenue above 100 and cost above 5")
     assert not [c for c in codes if c.startswith("sales[")]  # me1: the revenue rows, as if they were the ones asked for
     assert 'the condition after "and"' in answer
+
+
+GAPPY = pd.DataFrame({"name": ["ann", "bob", "cy", None], "city": ["paris", None, "rome", "oslo"],
+                      "age": [34.0, float("nan"), 52.0, 41.0], "salary": [52000.0, 31000.0, float("nan"), 45000.0]})
+
+
+async def test_a_fill_of_a_named_text_column_changes_that_column_only(tmp_path: Path) -> None:
+    ns = {"people": GAPPY.copy()}
+    codes, answer = await codes_and_answer(agent_with(ns, tmp_path), "Fill the missing city values in `people` with 0")
+    assert codes[-1] == 'people["city"] = people["city"].fillna("0")\npeople["city"].isna().sum()'  # me1: people.fillna(0)
+    pd.testing.assert_frame_equal(ns["people"].drop(columns="city"), GAPPY.drop(columns="city"))  # age, salary as they were
+    assert ns["people"]["city"].tolist() == ["paris", "0", "rome", "oslo"]  # text, as pandas requires of a str column
+
+
+async def test_a_mean_fill_of_a_text_column_fills_nothing_and_says_why(tmp_path: Path) -> None:
+    ns = {"people": GAPPY.copy()}
+    codes, answer = await codes_and_answer(agent_with(ns, tmp_path), "Fill the missing names in `people` with the median")
+    assert not [c for c in codes if "fillna" in c]  # me1: people.fillna(people.median(numeric_only=True)): age, salary
+    pd.testing.assert_frame_equal(ns["people"], GAPPY)
+    assert "name of `people` is not numeric, so there is no median to fill its missing values with" in answer
+
+
+async def test_a_fill_of_two_named_columns_fills_both(tmp_path: Path) -> None:
+    ns = {"people": GAPPY.copy()}
+    codes, answer = await codes_and_answer(agent_with(ns, tmp_path), "Fill the missing salary and age in `people` with 0")
+    assert codes[-1] == ('people[["salary", "age"]] = people[["salary", "age"]].fillna({"salary": 0, "age": 0})\n'
+                         'people[["salary", "age"]].isna().sum()')  # me1: salary only
+    assert ns["people"][["salary", "age"]].isna().sum().sum() == 0 and ns["people"]["city"].isna().sum() == 1
+    assert "filled the missing salary and age values of `people` with 0; none is missing now." in answer

@@ -144,28 +144,37 @@ def fill_stat(prompt: str) -> str | None:
 
 
 def filled(frame: Frame, prompt: str) -> list[Step] | str:
-    """Missing values of the named numeric column (else of every numeric column) filled with its
-    mean, median or a number, then counted again to show the fill took."""
+    """Missing values of the columns the prompt names (else of every column, numeric ones for a
+    mean or median) filled with their mean, median or a number, then counted again to show the fill
+    took. Only the named columns change: "fill the missing cities with 0" is not every column's."""
     m = FILLED.search(prompt)
     if m is None:
         return f"I could not tell what to fill the missing values of `{frame.name}` with."
     if frame.dtypes is None:
         return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
     how = m.group(1).lower()
-    chosen = [c for c in named(without_frame(frame.name, prompt, frame.columns), frame.columns) if c in frame.numeric()]
+    said = named(without_frame(frame.name, prompt, frame.columns), frame.columns)
     stat = _FILL_STATS.get(how)
     value = "0" if how == "zero" else how
     name = frame.name
+    chosen = [c for c in said if c in frame.numeric()] if stat else said
+    if said and not chosen:
+        text = " and ".join(said)
+        return (f"{text} of `{name}` {'is' if len(said) == 1 else 'are'} not numeric, so there is no {stat} to fill "
+                "its missing values with; I filled nothing.")
     if chosen:
-        col = column(name, chosen[0])
-        with_what = f"{col}.{stat}()" if stat else value
-        code = f"{col} = {col}.fillna({with_what})\n{col}.isna().sum()"
-        what = f"missing {chosen[0]} values of `{name}`"
+        cols = column(name, chosen[0]) if len(chosen) == 1 else f"{name}[[{', '.join(map(literal, chosen))}]]"
+        # a text column takes the number as text: pandas warns (and will refuse) an int in a str column
+        typed = {c: value if c in frame.numeric() else literal(value) for c in chosen}
+        as_given = typed[chosen[0]] if len(chosen) == 1 else "{" + ", ".join(f"{literal(c)}: {v}" for c, v in typed.items()) + "}"
+        with_what = f"{cols}.{stat}()" if stat else as_given
+        code = f"{cols} = {cols}.fillna({with_what})\n{cols}.isna().sum()"
+        what = f"missing {' and '.join(chosen)} values of `{name}`"
     else:
         with_what = f"{name}.{stat}(numeric_only=True)" if stat else value
         code = f"{name} = {name}.fillna({with_what})\n{name}.isna().sum()"
         what = f"missing values of `{name}`" if not stat else f"missing values of the numeric columns of `{name}`"
-    by = f"its {stat}" if stat and chosen else f"each column's {stat}" if stat else value
+    by = (f"its {stat}" if len(chosen) == 1 else f"each column's {stat}") if stat else value
     return [Step("python", {"code": code}, f"fill the {what} with {by}",
                  reads=lambda out: _filled_said(what, by, out))]
 
