@@ -156,3 +156,11 @@ async def test_a_fill_of_two_named_columns_fills_both(tmp_path: Path) -> None:
                          'people[["salary", "age"]].isna().sum()')  # me1: salary only
     assert ns["people"][["salary", "age"]].isna().sum().sum() == 0 and ns["people"]["city"].isna().sum() == 1
     assert "filled the missing salary and age values of `people` with 0; none is missing now." in answer
+
+
+async def test_a_column_named_outside_the_fill_is_not_filled(tmp_path: Path) -> None:
+    ns = {"people": GAPPY.copy()}
+    codes, _ = await codes_and_answer(agent_with(ns, tmp_path),
+                                      "Fill the missing age in `people` with the median and show the salary above 40000")
+    assert 'people["age"] = people["age"].fillna(people["age"].median())\npeople["age"].isna().sum()' in codes
+    assert ns["people"]["salary"].isna().sum() == 1  # the salary the prompt only shows is as it was

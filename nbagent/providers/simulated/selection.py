@@ -43,9 +43,9 @@ _NOT_ASKED = (r"(?:don'?t|dont|do\s+not|never|not|without|avoid|no\s+need|should
               r"how\s+(?:do|does|would|could|can|should|might|to)\b|(?:can|could|may|would)\s+(?:i|we|one)|"
               r"what\s+if|whether|is\s+it|would\s+it)")
 FILLED = re.compile(rf"(?:^|(?<=[.?!\n]))(?:(?!\b{_NOT_ASKED}\b)[^.?!\n])*?"
-                    r"\b(?:fill|impute|replace)\b[^.?!\n]{0,80}?\b(?:missing|nan|nulls?|na|empty|blanks?)\b"
+                    r"\b(?P<verb>fill|impute|replace)\b[^.?!\n]{0,80}?\b(?:missing|nan|nulls?|na|empty|blanks?)\b"
                     r"[^.?!\n]{0,80}?\bwith\s+(?:the\s+|a\s+|its\s+|their\s+)?(?:column'?s?\s+)?"
-                    r"(mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
+                    r"(?P<how>mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
 """"Fill the missing prices with the median": missing values filled; not "don't fill …", nor "should I fill …"."""
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
                 "less than": "<", "at least": ">=", "at most": "<=", ">": ">", "<": "<", ">=": ">=", "<=": "<="}
@@ -140,7 +140,7 @@ def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
 def fill_stat(prompt: str) -> str | None:
     """The statistic the prompt fills missing values with ("mean", "median"), None for a number or no fill."""
     m = FILLED.search(prompt)
-    return _FILL_STATS.get(m.group(1).lower()) if m else None
+    return _FILL_STATS.get(m.group("how").lower()) if m else None
 
 
 def filled(frame: Frame, prompt: str) -> list[Step] | str:
@@ -152,8 +152,10 @@ def filled(frame: Frame, prompt: str) -> list[Step] | str:
         return f"I could not tell what to fill the missing values of `{frame.name}` with."
     if frame.dtypes is None:
         return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
-    how = m.group(1).lower()
-    said = named(without_frame(frame.name, prompt, frame.columns), frame.columns)
+    how = m.group("how").lower()
+    # the columns named in the fill's own words ("fill the missing age … with the median", not the
+    # salary of "… and show the salary above 40000")
+    said = named(without_frame(frame.name, prompt[m.start("verb"):m.end()], frame.columns), frame.columns)
     stat = _FILL_STATS.get(how)
     value = "0" if how == "zero" else how
     name = frame.name
