@@ -164,3 +164,23 @@ async def test_a_column_named_outside_the_fill_is_not_filled(tmp_path: Path) -> 
                                       "Fill the missing age in `people` with the median and show the salary above 40000")
     assert 'people["age"] = people["age"].fillna(people["age"].median())\npeople["age"].isna().sum()' in codes
     assert ns["people"]["salary"].isna().sum() == 1  # the salary the prompt only shows is as it was
+
+
+MONTH = "Which month had the highest revenue in `sales`?"
+
+
+async def test_which_month_reads_the_column_named_as_a_date_not_one_containing_date(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"validated": ["yes", "no", "yes"], "order_date": ["2024-01-05", "2024-02-01", "2024-02-09"],
+                          "revenue": [1.0, 2.0, 3.0]})  # as read_csv leaves it: both text
+    codes, answer = await codes_and_answer(agent_with({"sales": frame}, tmp_path), MONTH)
+    # me1: pd.to_datetime(sales["validated"]): a failed cell ("validated" contains "date")
+    assert codes[-1] == ('import pandas as pd\n\nsales.groupby(pd.to_datetime(sales["order_date"]).dt.to_period("M"))'
+                         '["revenue"].sum().sort_values(ascending=False)')
+    assert answer.startswith("(simulated model) reading `order_date` (text) as dates, 2024-02 has the largest total revenue")
+
+
+async def test_a_name_merely_containing_day_is_not_read_as_dates(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"weekday": ["Mon", "Tue", "Wed"], "store": ["a", "b", "a"], "revenue": [1.0, 2.0, 3.0]})
+    codes, answer = await codes_and_answer(agent_with({"sales": frame}, tmp_path), MONTH)
+    assert not [c for c in codes if "to_datetime" in c]  # me1: pd.to_datetime(sales["weekday"]), a failed cell
+    assert "I found no date column in `sales`" in answer

@@ -114,7 +114,7 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     guessed = by is None
     if frame.dtypes is not None:
         # not a CSV's dates read as text ("2024-01-05" each its own group), unless no other text column
-        by = by or next((c for c in frame.text() if not _DATE_NAME.search(c)), next(iter(frame.text()), None))
+        by = by or next((c for c in frame.text() if _date_rank(c) is None), next(iter(frame.text()), None))
         said = [c for c in said if c in frame.numeric()] or frame.numeric()
     if by is None or not said:
         if not frame.looked:
@@ -164,7 +164,8 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
         return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
     dates = frame.dates()
     # A CSV's dates are read as text ("object"): a column named like a date is parsed where it is used.
-    texts = [c for c in frame.text() if _DATE_NAME.search(c)] if not dates else []
+    ranked = [(rank, c) for c in frame.text() if (rank := _date_rank(c)) is not None]
+    texts = [c for _, c in sorted(ranked, key=lambda r: r[0])] if not dates else []
     values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
     label = next(w for w, code in _PERIODS.items() if code == period)
     if not (dates or texts) or not (values or order.counted):
@@ -183,7 +184,16 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
                     if read and (found := read(out)) else None)]
 
 
-_DATE_NAME = re.compile(r"date|time|day|month|year|(?:^|_)(?:at|on|ts)$", re.I)
+# The words of a column name that say it holds dates, best first: "order_date", "createdAt", "ts";
+# not a name that merely contains one ("validated", "weekday", "holiday").
+_DATE_WORDS = ("date", "datetime", "timestamp", "time", "ts", "dt", "at", "on", "day", "month", "year")
+
+
+def _date_rank(name: str) -> int | None:
+    """How surely a text column's name says it holds dates (lower is surer); None: it does not."""
+    words = [w.lower() for w in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if w]
+    ranks = [_DATE_WORDS.index(w) for w in words if w in _DATE_WORDS]
+    return min(ranks) if ranks else None
 
 
 def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step:
