@@ -179,8 +179,9 @@ async def test_which_month_reads_the_column_named_as_a_date_not_one_containing_d
     assert answer.startswith("(simulated model) reading `order_date` (text) as dates, 2024-02 has the largest total revenue")
 
 
-async def test_a_name_merely_containing_day_is_not_read_as_dates(tmp_path: Path) -> None:
-    frame = pd.DataFrame({"weekday": ["Mon", "Tue", "Wed"], "store": ["a", "b", "a"], "revenue": [1.0, 2.0, 3.0]})
+@pytest.mark.parametrize("name", ["weekday", "day_of_week"])
+async def test_a_name_merely_containing_day_is_not_read_as_dates(tmp_path: Path, name: str) -> None:
+    frame = pd.DataFrame({name: ["Mon", "Tue", "Wed"], "store": ["a", "b", "a"], "revenue": [1.0, 2.0, 3.0]})
     codes, answer = await codes_and_answer(agent_with({"sales": frame}, tmp_path), MONTH)
     assert not [c for c in codes if "to_datetime" in c]  # me1: pd.to_datetime(sales["weekday"]), a failed cell
     assert "I found no date column in `sales`" in answer

@@ -186,12 +186,15 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
 
 # The words of a column name that say it holds dates, best first: "order_date", "createdAt", "ts";
 # not a name that merely contains one ("validated", "weekday", "holiday").
+_NOT_DATES = frozenset({"of", "week", "name", "type", "count", "number", "num", "id", "flag", "label"})
 _DATE_WORDS = ("date", "datetime", "timestamp", "time", "ts", "dt", "at", "on", "day", "month", "year")
 
 
 def _date_rank(name: str) -> int | None:
     """How surely a text column's name says it holds dates (lower is surer); None: it does not."""
     words = [w.lower() for w in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if w]
+    if _NOT_DATES & set(words):  # "day_of_week" ("Mon"), "month_name" ("January"): no dates to parse
+        return None
     ranks = [_DATE_WORDS.index(w) for w in words if w in _DATE_WORDS]
     return min(ranks) if ranks else None
 
