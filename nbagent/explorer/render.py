@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..display import theme
@@ -128,15 +129,35 @@ def legend_text() -> str:
     return "  ".join(f"{char} {text}" for _, char, text in STATUS.values())
 
 
+@dataclass(frozen=True)
+class _Plot:
+    """Where the chart's plot area lies, and how a request index and a token count map into it."""
+
+    left: float
+    top: float
+    width: float
+    height: float
+    n: int
+    y_max: float
+
+    def x(self, i: int) -> float:
+        return self.left + (self.width * i / (self.n - 1) if self.n > 1 else self.width / 2)
+
+    def y(self, v: float) -> float:
+        return self.top + self.height - self.height * min(v, self.y_max) / self.y_max
+
+    def label_y(self, v: float) -> float:
+        # Above its line, unless that would run into the title line at the top: then below it.
+        return self.y(v) - 2 if self.y(v) - 2 > self.top + 10 else self.y(v) + 10
+
+
 def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int = 150, marker: int | None = None) -> str:
     """Tokens sent per request (blue line), the part read from the cache (shaded), the window
     (red) and max allowed (dashed). Dots: orange where truncation fired, green where the file-read
     pass replaced reads instead, red for requests larger than the window. ``marker`` is a dotted
     line at the chosen request."""
     left, right, top, bottom = 44, 8, 14, 24
-    pw, ph = width - left - right, height - top - bottom
     recs = result.records
-    info = result.window
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="10">',
              f'<rect width="{width}" height="{height}" style="fill:{theme.PAGE}"/>']
@@ -144,51 +165,63 @@ def tokens_chart_svg(result: SimulationResult, *, width: int = 300, height: int 
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" '
                      f'style="fill:{theme.MUTED}">no requests</text></svg>')
         return svg_figure("".join(parts))
-    y_max = nice_max(max(max(r.tokens_sent for r in recs), info.context_window))
     n = len(recs)
-
-    def x(i: int) -> float:
-        return left + (pw * i / (n - 1) if n > 1 else pw / 2)
-
-    def y(v: float) -> float:
-        return top + ph - ph * min(v, y_max) / y_max
-
-    for k in range(5):
-        v = y_max * k / 4
-        parts.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{left + pw}" y2="{y(v):.1f}" stroke="#eee"/>'
-                     f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end" '
-                     f'style="fill:{theme.MUTED}">{fmt_tokens_short(v)}</text>')
+    plot = _Plot(left, top, width - left - right, height - top - bottom, n,
+                 nice_max(max(max(r.tokens_sent for r in recs), result.window.context_window)))
+    x, y = plot.x, plot.y
+    parts += _chart_grid(plot)
     area = " ".join(f"{x(i):.1f},{y(r.cache_read_tokens):.1f}" for i, r in enumerate(recs))
     parts.append(f'<polygon points="{x(0):.1f},{y(0):.1f} {area} {x(n - 1):.1f},{y(0):.1f}" style="fill:{theme.CACHE_SHADE}"/>')
-    def label_y(v: float) -> float:
-        # Above its line, unless that would run into the title line at the top: then below it.
-        return y(v) - 2 if y(v) - 2 > top + 10 else y(v) + 10
-
-    for value, style, label, anchor, lx in (
-            (info.context_window, 'stroke="#c0392b"', "window", "end", left + pw),
-            (info.max_allowed_size, 'stroke="#c0392b" stroke-dasharray="4,3"', "max allowed", "start", left + 2)):
-        parts.append(f'<line x1="{left}" y1="{y(value):.1f}" x2="{left + pw}" y2="{y(value):.1f}" {style}/>'
-                     f'<text x="{lx}" y="{label_y(value):.1f}" text-anchor="{anchor}" style="fill:{theme.ERROR}">{label}</text>')
+    parts += _chart_limits(plot, result.window.context_window, result.window.max_allowed_size)
     line = " ".join(f"{x(i):.1f},{y(r.tokens_sent):.1f}" for i, r in enumerate(recs))
     parts.append(f'<polyline points="{line}" fill="none" stroke="#1f6fb2" stroke-width="1.5"/>')
+    parts += _chart_dots(plot, recs)
+    if marker is not None and 1 <= marker <= n:
+        parts.append(f'<line x1="{x(marker - 1):.1f}" y1="{top}" x2="{x(marker - 1):.1f}" y2="{top + plot.height}" '
+                     f'stroke="#333" stroke-dasharray="2,2"/>')
+    parts.append(f'<text x="{left}" y="{height - 6}" style="fill:{theme.TEXT}">request 1</text>'
+                 f'<text x="{left + plot.width}" y="{height - 6}" text-anchor="end" style="fill:{theme.TEXT}">{n}</text>'
+                 f'<text x="{left}" y="{top - 4}" style="fill:{theme.INFO}">tokens sent (shaded: cache read)</text></svg>')
+    return svg_figure("".join(parts))
+
+
+def _chart_grid(plot: _Plot) -> list[str]:
+    """Five horizontal grid lines, each labelled with its token count."""
+    parts = []
+    for k in range(5):
+        v, right = plot.y_max * k / 4, plot.left + plot.width
+        parts.append(f'<line x1="{plot.left}" y1="{plot.y(v):.1f}" x2="{right}" y2="{plot.y(v):.1f}" stroke="#eee"/>'
+                     f'<text x="{plot.left - 4}" y="{plot.y(v) + 3:.1f}" text-anchor="end" '
+                     f'style="fill:{theme.MUTED}">{fmt_tokens_short(v)}</text>')
+    return parts
+
+
+def _chart_limits(plot: _Plot, window: float, max_allowed: float) -> list[str]:
+    """The window (solid red) and the largest request the context manager allows (dashed)."""
+    right = plot.left + plot.width
+    return [f'<line x1="{plot.left}" y1="{plot.y(value):.1f}" x2="{right}" y2="{plot.y(value):.1f}" {style}/>'
+            f'<text x="{lx}" y="{plot.label_y(value):.1f}" text-anchor="{anchor}" style="fill:{theme.ERROR}">{label}</text>'
+            for value, style, label, anchor, lx in (
+                (window, 'stroke="#c0392b"', "window", "end", right),
+                (max_allowed, 'stroke="#c0392b" stroke-dasharray="4,3"', "max allowed", "start", plot.left + 2))]
+
+
+def _chart_dots(plot: _Plot, recs: Sequence[RequestRecord]) -> list[str]:
+    """A dot at each request the context manager acted on, its tooltip saying what it did."""
+    parts = []
     for i, r in enumerate(recs):
         # Orange: truncation fired; green: the file-read pass replaced reads instead; red: the
         # request is larger than the window (the API would reject it).
         colour = ("#c0392b" if r.over_window else "#f0ad4e" if r.keep is not None
                   else "#2e7d32" if r.newly_replaced else None)
-        if colour is not None:
-            what = ("over the window" if r.over_window else f"keep {r.keep}" if r.keep is not None
-                    else f"{len(r.newly_replaced)} file reads replaced, nothing hidden")
-            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(r.tokens_sent):.1f}" r="{2 if r.over_window else 3}" '
-                         f'fill="{colour}"><title>request {r.request}: {what}, range '
-                         f'{fmt_range(r.deleted_range, "none")}</title></circle>')
-    if marker is not None and 1 <= marker <= n:
-        parts.append(f'<line x1="{x(marker - 1):.1f}" y1="{top}" x2="{x(marker - 1):.1f}" y2="{top + ph}" '
-                     f'stroke="#333" stroke-dasharray="2,2"/>')
-    parts.append(f'<text x="{left}" y="{height - 6}" style="fill:{theme.TEXT}">request 1</text>'
-                 f'<text x="{left + pw}" y="{height - 6}" text-anchor="end" style="fill:{theme.TEXT}">{n}</text>'
-                 f'<text x="{left}" y="{top - 4}" style="fill:{theme.INFO}">tokens sent (shaded: cache read)</text></svg>')
-    return svg_figure("".join(parts))
+        if colour is None:
+            continue
+        what = ("over the window" if r.over_window else f"keep {r.keep}" if r.keep is not None
+                else f"{len(r.newly_replaced)} file reads replaced, nothing hidden")
+        parts.append(f'<circle cx="{plot.x(i):.1f}" cy="{plot.y(r.tokens_sent):.1f}" r="{2 if r.over_window else 3}" '
+                     f'fill="{colour}"><title>request {r.request}: {what}, range '
+                     f'{fmt_range(r.deleted_range, "none")}</title></circle>')
+    return parts
 
 
 def _dot(colour: str) -> str:

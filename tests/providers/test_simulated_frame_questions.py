@@ -17,7 +17,9 @@ async def test_a_group_the_frame_lacks_falls_back_to_a_text_column_not_the_dates
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, "Which region sells most in `orders`?")
     assert codes[-1] == 'orders.groupby("customer")["price"].sum().sort_values(ascending=False)'  # main: by order_date
-    assert answer.startswith("(simulated model) cy has the largest total price (47.00) by customer.")
+    # and says so (main: "cy has the largest total price (47.00) by customer.", as if asked by customer)
+    assert answer.startswith("(simulated model) `orders` has no region column, so I grouped by customer: "
+                             "cy has the largest total price (47.00) by customer.")
 
 
 async def test_y_over_a_column_plots_y_against_that_column(tmp_path: Path) -> None:

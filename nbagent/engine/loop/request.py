@@ -28,7 +28,7 @@ from typing import AsyncGenerator, AsyncIterator, Callable, Mapping, Union
 
 from ..api_facts.cost import Usage
 from ..api_facts.tokens import count_text_tokens
-from ..context import ContextResult
+from ..context import ContextResult, RequestUsage
 from ..contracts.abort import Aborted
 from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
 from ..contracts.events import (
@@ -155,38 +155,27 @@ async def attempt_api_request(
         yield Notice(level="warning", message=warning)
     system, tools = prepared.system, prepared.tools
     attempts = _Attempts(model=model)
-    # The previous request's size decides truncation once per request: a retry must not truncate
-    # again on the same (stale) figures.
     previous = run.session.previous_usage
     while True:
         run.guard.check()
         ts = run.session.next_ts()
         for notice in unsupported_notices(run, attempts.model):
             yield notice
-        masked = mask_context(run, previous, ts)
-        if masked is not None:
-            attempts.actions.append(mask_action(masked))
-            previous = with_less(previous, masked.tokens_removed)
-        ctx, truncated = fit_context(run, previous, ts)
-        session = run.session
-        attempts.reread = reread_after(masked, attempts.reread, session.deleted_range, truncated is not None)
+        ctx, truncated = _fit_attempt(run, attempts, previous, ts)
         previous = None
         if truncated is not None:
-            attempts.truncation = truncated
-            attempts.actions.append(truncate_action(truncated))
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
+        request = _sent(run, attempts, messages, prepared)
+        if request.messages is not messages:  # images left out (past 20, or 32 MB): the lines are what is sent
+            estimate += sum(run.counter.count_message(b) - run.counter.count_message(a)
+                            for a, b in zip(messages, request.messages, strict=True) if a is not b)
         async for event in pace_before_sending(run, attempts, estimate):
             yield event
         run.pacer.sent()
         yield ApiRequestStarted(turn=turn, request=request_no, model=attempts.model, attempt=attempts.total,
                                 estimated_input_tokens=estimate, messages_sent=len(messages))
-        anchors = mask_anchors(run.config, session.history, session.context.updates, session.deleted_range,
-                               len(messages), attempts.reread, session.context.results)
-        request = model_request(run.config, attempts.model, messages, system, tools, frozenset(run.without), anchors,
-                                run.pacer.at_head,
-                                images=(run.counter.last_images, run.counter.last_image_chars))  # counted with the estimate
         streamed = StreamEnd()
         async with aclosing(stream_with_probe(run, request, sanitizer)) as chunks:
             async for chunk in chunks:
@@ -212,6 +201,35 @@ async def attempt_api_request(
                                     partial_text=streamed.partial_text)
         async for event in decide_after_failure(run, attempts, error, len(messages), ts):
             yield event
+
+
+def _fit_attempt(run: RequestRun, attempts: _Attempts, previous: RequestUsage | None,
+                 ts: int) -> tuple[ContextResult, ContextTruncated | None]:
+    """Masking, then fitting: what this attempt sends, each layer that acted kept among its actions.
+
+    ``previous`` (the last request's size) is given to the first attempt only: a retry must not
+    truncate again on the same stale figures.
+    """
+    masked = mask_context(run, previous, ts)
+    if masked is not None:
+        attempts.actions.append(mask_action(masked))
+        previous = with_less(previous, masked.tokens_removed)
+    ctx, truncated = fit_context(run, previous, ts)
+    attempts.reread = reread_after(masked, attempts.reread, run.session.deleted_range, truncated is not None)
+    if truncated is not None:
+        attempts.truncation = truncated
+        attempts.actions.append(truncate_action(truncated))
+    return ctx, truncated
+
+
+def _sent(run: RequestRun, attempts: _Attempts, messages: list[Message], prepared: Prepared) -> ModelRequest:
+    """The request as sent: the fitted messages with the mask's cache anchors and the counted images."""
+    session = run.session
+    anchors = mask_anchors(run.config, session.history, session.context.updates, session.deleted_range,
+                           len(messages), attempts.reread, session.context.results)
+    return model_request(run.config, attempts.model, messages, prepared.system, prepared.tools,
+                         frozenset(run.without), anchors, run.pacer.at_head,
+                         images=(run.counter.last_images, run.counter.last_image_chars))  # counted with the estimate
 
 
 async def wait_for_tools(run: RequestRun) -> list[str]:

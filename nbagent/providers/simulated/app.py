@@ -31,7 +31,7 @@ from . import context_edits
 from .brain import DemoBrain
 from .endpoint import check_rejectable, model_info, refuse_features
 from .faults import Fault, FaultKind, FaultLike, FaultSchedule
-from .framing import Frame, build_message, stream_frames
+from .framing import Frame, SimMessage, build_message, stream_frames
 from .rate_limits import RateLimitSettings, SharedRateLimits
 from .responses import (
     AppResponse,
@@ -242,6 +242,25 @@ class SimulatedAPI:
             return finish(None, json_headers(request_id), json.dumps(info))
         count_only = self._admit(method, path, headers, body, fault)
         assert isinstance(body, dict)  # _admit refused any other body
+        request, managed, input_tokens = self._as_seen(headers, body, count_only)
+        if count_only:
+            return finish(fault, self._json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
+        window = self.window_for(request["model"])
+        if input_tokens > window:
+            raise ApiError(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {window} maximum")
+        if self.rate_limits is not None:  # cache reads do not count towards the input token limit
+            self.rate_limits.admit(input_tokens - self.cache.peek_read(request, input_tokens))
+        message = await self._answer(request, managed, input_tokens, window, number)
+        if request.get("stream") is not True:
+            return finish(fault, self._json_headers(request_id), json.dumps(message))
+        frames = stream_frames(message)
+        headers_out = (("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache"),
+                       ("request-id", request_id), *self._limit_headers())
+        return AppResponse(200, headers_out, self._stream(frames, fault, request_id))
+
+    def _as_seen(self, headers: Mapping[str, str], body: JSONObject,
+                 count_only: bool) -> tuple[RequestBody, context_edits.Managed, int]:
+        """The validated request as the model sees it after the server's context edits, and its size."""
         checked = validate(body, count_only, self._signed)
         refuse_features(checked, self.rejects)
         model = checked["model"]
@@ -255,14 +274,11 @@ class SimulatedAPI:
         request: RequestBody = {**checked, "messages": cast("list[MessageParam]", managed.messages)}
         input_tokens = self._counter.count_request(request["messages"], request.get("system") or None,
                                                    request.get("tools") or None)
-        if count_only:
-            return finish(fault, self._json_headers(request_id), json.dumps({"input_tokens": input_tokens}))
-        window = self.window_for(model)
-        if input_tokens > window:
-            raise ApiError(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {window} maximum")
-        if self.rate_limits is not None:  # cache reads do not count towards the input token limit
-            self.rate_limits.admit(input_tokens - self.cache.peek_read(request, input_tokens))
+        return request, managed, input_tokens
 
+    async def _answer(self, request: RequestBody, managed: context_edits.Managed, input_tokens: int,
+                      window: int, number: int) -> SimMessage:
+        """The responder's reply as the Messages API's message, billed to the cache and the rate limits."""
         try:
             reply = await respond(self.responder, request)
         except Exception as exc:
@@ -286,12 +302,7 @@ class SimulatedAPI:
                     self._signed.setdefault(signature, set()).add(thinking)
         if self.rate_limits is not None:
             self.rate_limits.charge_output(int(message["usage"]["output_tokens"]))
-        if request.get("stream") is not True:
-            return finish(fault, self._json_headers(request_id), json.dumps(message))
-        frames = stream_frames(message)
-        headers_out = (("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache"),
-                       ("request-id", request_id), *self._limit_headers())
-        return AppResponse(200, headers_out, self._stream(frames, fault, request_id))
+        return message
 
     def continues(self, messages: Sequence[Any]) -> None:
         """An Agent goes on with a saved conversation through this API (resumed, forked, or a

@@ -1,71 +1,32 @@
-"""The demo brain's DataFrame questions: shape, columns, describe, the group with the largest
-total, missing values, and a column's statistic. Each is one short pandas expression with the
-column names written in (``sales.groupby("region")["revenue"].sum().sort_values(ascending=False)``);
+"""The demo brain's DataFrame questions: the table of what asks each (:data:`_SKILLS`) and the
+simple ones: shape, columns, describe, missing values, how many distinct values. The group
+questions are in :mod:`.groups`, the rows a condition or a sort selects in :mod:`.selection`, the
+statistics in :mod:`.statistics`. Each answer is short pandas with the column names written in;
 the brain reads the printed result back into the answer's sentence (:mod:`.readers`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable
 
-from . import readers
-from .columns import Frame, column, literal, matches, named, without_frame
+from . import readers, selection, statistics
+from .columns import Frame, column, matches, without_frame
+from .correlation import CORRELATION, correlation
+from .groups import GROUP, largest_group
 from .step import Step
 
 _SHAPE = re.compile(r"\b(shape|how many rows|how many columns|how big|size|dimensions?)\b", re.I)
 _COLUMNS = re.compile(r"\b(columns?|fields?|variables in it)\b", re.I)
 _DESCRIBE = re.compile(r"\b(describe|summary statistics|statistics|stats|distribution)\b", re.I)
 _MISSING = re.compile(r"\b(missing|nan|nulls?|na|empty values?|blanks?)\b", re.I)
-# "Which region sells most?", "what product has the largest total revenue?", "top store by sales"
-# The group is the word after "which/what" (past "is the": "what is the max revenue" asks a column's
-# maximum, not the largest group's total, whose "group" word was "is").
-_GROUP = re.compile(
-    r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
-    r"\b(most|largest|biggest|highest|top|best|leading|max(?:imum)?|lowest|smallest|least|fewest)\b"
-    r"|\b(most|largest|biggest|highest|lowest|smallest|least|fewest)\b.*\b(?:by|per)\s+(\w+)"
-    r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading|lowest|smallest)"
-    r"\s+(\w+)"
-    r"|\btop\s+\d+\s+(\w+)",
-    re.I)  # "what are the top regions", "which is the best region": the group follows the superlative;
-# "top 3 customers by quantity": the group follows the count
-_TOP_N = re.compile(r"\btop\s+(\d+)\b", re.I)
-_GROUP_BY = re.compile(r"\b(?:most|largest|biggest|highest|top|lowest|smallest|least|fewest)\b.*\b(?:by|per)\s+(\w+)",
-                       re.I)
-_SMALLEST = re.compile(r"\b(lowest|smallest|least|fewest)\b", re.I)
-# "which month sold most": a period of the date column (pandas' period codes), not each date
-_PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
-"""A group named after "by" wins ("what is the highest revenue by region": region, not revenue)."""
-_PER = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
-# "how many rows have price above 20": a count of the rows meeting a condition, not the frame's shape
-# The condition is looked for within the sentence that asks (at most 200 characters on), so that a
-# long prompt with many "how many" costs linear time, not a rescan of the rest per "how many".
-# The number may carry a currency sign, thousands separators or an exponent ("$1,000", "1e3").
-_ROWS_WHERE = re.compile(r"\bhow many\b[^.?!\n]{0,200}?\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|"
-                         r"more than|below|under|less than|at least|at most)\s+[$€£]?"
-                         r"(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(?!\d|[,.]\d)", re.I)
-_COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
-                "less than": "<", "at least": ">=", "at most": "<="}
+# "How many customers are in `orders`" (not "how many missing values", "how many prices are missing"
+# nor "how many units in total": the missing values' count and the column's total answer those);
+# the rest of its clause tells the frame's rows ("how many orders are there") from an unclear count.
+_HOW_MANY = re.compile(r"\bhow many\s+(?!(?:missing|nan|nulls?|na|empty|blanks?)\b)(\w+)"
+                       r"(?![^.?!\n]{0,120}?\b(?:missing|nan|nulls?|empty|blanks?|total|sum|altogether)\b)"
+                       r"([^.?!\n,;]{0,120})", re.I)
 _UNIQUE = re.compile(r"\b(?:how many|number of|count (?:of )?(?:the )?)\s*(?:unique|distinct|different)\s+(\w+)", re.I)
-STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
-         "min": "min", "minimum": "min", "median": "median"}
-_STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum", "median": "median"}
-
-
-# A mean/median that says how the groups are ranked ("the highest average revenue", "top 3 by
-# median", "on average"), not one asked on its own ("which region sells most, and what is the
-# average revenue?": the regions' totals, then the column's mean).
-_RANKED_BY = re.compile(r"\b(?:most|largest|biggest|highest|top|best|lowest|smallest|least|fewest|max(?:imum)?)"
-                        r"\s+(?:\w+\s+)?(mean|average|median)\b|\bby\s+(?:the\s+)?(mean|average|median)\b"
-                        r"|\bon\s+(average)\b", re.I)
-
-
-def group_stat(prompt: str) -> str:
-    """How a group question aggregates: "which region has the highest average revenue" ranks the
-    regions' means, not their totals."""
-    m = _RANKED_BY.search(prompt)
-    return STATS[next(w for w in m.groups() if w).lower()] if m else "sum"
 
 
 def intents(prompt: str) -> list[str]:
@@ -77,6 +38,8 @@ def intents(prompt: str) -> list[str]:
             rest = _SKILLS[name][0].sub(" ", rest)
         if not _SHAPE.search(rest):
             found.remove("shape")
+    if "how_many" in found and {"rows_where", "unique", "shape"} & set(found):  # a count asked more precisely
+        found.remove("how_many")
     return found
 
 
@@ -100,175 +63,6 @@ def _missing_said(name: str, output: str) -> str | None:
     return f"`{name}` has {total} missing value{'' if total == 1 else 's'}" + (f" ({some})" if some else "")
 
 
-# Frame names that say an amount, not a thing counted: "the most sales" in `sales` is the largest
-# total (revenue), as "which region sells most" is; "the most orders" in `orders` counts the orders.
-_AMOUNT_NAMES = frozenset({"sales", "revenue", "revenues", "turnover", "income", "spend", "spending", "profit",
-                           "profits", "earnings"})
-
-
-def _counted(frame: str, prompt: str, columns: Sequence[str]) -> bool:
-    """Whether "most" asks for the most rows ("which customer has the most orders" in `orders`,
-    "which store appears most often"), not the largest total of a number (nor of a column named
-    like the frame: `orders["orders"]`)."""
-    amount = frame.lower() in _AMOUNT_NAMES or any(c.lower() == frame.lower() for c in columns)
-    named = "" if amount else rf"{re.escape(frame)}|"
-    things = rf"{named}rows|records|entries|times|often|frequent\w*|common"
-    ranked = r"most|fewest|(?:largest|highest|smallest) number of"
-    return re.search(rf"\b(?:{ranked})\s+`?(?:{things})\b", prompt, re.I) is not None
-
-
-def _shown(value: str, count: bool = False) -> str:
-    """A Series value as the answer says it: a count of rows as 3, a total or mean as 262.00."""
-    return f"{int(value):,}" if count else readers.money(float(value))
-
-
-def _largest_said(by: str, what: str, output: str, count: bool = False) -> str | None:
-    """The first row of a sorted Series, and the rows tied with it ("ann, bob and cy have the most
-    rows (3) by customer")."""
-    found = readers.series_rows(output)
-    if not found or not found[0]:
-        return None
-    rows = found[0]
-    try:
-        top = float(rows[0][1])
-        tied = [label for label, value in rows if float(value) == top]
-    except ValueError:
-        return None
-    shown = _shown(rows[0][1], count)
-    if len(tied) == 1:
-        return f"{tied[0]} has the {what} ({shown}) by {by}"
-    return f"{', '.join(tied[:-1])} and {tied[-1]} tie for the {what} ({shown}) by {by}"
-
-
-def _largest_group(frame: Frame, prompt: str) -> list[Step] | str:
-    """Group by the column the prompt names (else the first text column), or by a period of the
-    date column ("which month"), and total the numeric column it names (else the first numeric
-    one), or count the rows ("the most orders"); look at the dtypes first when that is unknown."""
-    m, by_word = _GROUP.search(prompt), _GROUP_BY.search(prompt)
-    words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or m.group(6) or "") if m else ""]
-    order = _Order(_counted(frame.name, prompt, frame.columns), bool(_SMALLEST.search(prompt)), _TOP_N.search(prompt),
-                   group_stat(prompt))
-    prompt = without_frame(frame.name, prompt, frame.columns)
-    period = next((_PERIODS[w.lower().rstrip("s")] for w in words if w.lower().rstrip("s") in _PERIODS), None)
-    if period is not None and not any(matches(w, frame.columns) for w in words if w):
-        return _by_period(frame, prompt, period, order)
-    numeric = frame.numeric() if frame.dtypes is not None else []
-    # "the top regions by revenue": revenue, a numeric column, is what to total, not the group
-    named_groups = list(dict.fromkeys(c for c in (matches(w, frame.columns) for w in words if w) if c))
-    if frame.dtypes is None and len(named_groups) > 1:  # which is the number: look at the dtypes first
-        named_groups = []
-    if numeric and named_groups and not by_word and all(c in numeric for c in named_groups):
-        # "what is the highest revenue": the word after the superlative is the number, and no group is
-        # named: the column's maximum (262), not the largest group's total (462 for north)
-        return [stat_step(frame.name, "min" if order.smallest else "max", frame.columns, prompt, "frame")]
-    by = next((c for c in named_groups if c not in numeric), None)
-    if order.counted and by is not None:
-        return [_count_step(frame.name, column(frame.name, by), by, order)]
-    said = [c for c in named(prompt, frame.columns) if c != by]
-    if frame.dtypes is not None:
-        by = by or next(iter(frame.text()), None)
-        said = [c for c in said if c in frame.numeric()] or frame.numeric()
-    if by is None or not said:
-        if not frame.looked:
-            return [frame.look(quiet=True)]
-        return (f"I found no text column to group `{frame.name}` by, or no numeric column to total."
-                if not frame.look_failed else frame.unknown())
-    if order.counted:
-        return [_count_step(frame.name, column(frame.name, by), by, order)]
-    return [_total_step(frame.name, literal(by), by, said[0], order)]
-
-
-@dataclass(frozen=True)
-class _Order:
-    """How a group question ranks: rows counted or a column totalled, smallest or largest first,
-    the top N only."""
-
-    counted: bool
-    smallest: bool
-    top: re.Match[str] | None
-    stat: str = "sum"
-
-    def word(self) -> str:
-        return _STAT_WORDS[self.stat]
-
-    def ranked(self, what: str) -> str:
-        return f"{'smallest' if self.smallest else 'largest'} {self.word()} {what}"
-
-
-def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[Step] | str:
-    """``sales.groupby(sales["date"].dt.to_period("M"))["revenue"].sum()…`` for "which month"."""
-    if frame.dtypes is None:
-        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
-    dates = frame.dates()
-    values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
-    label = next(w for w, code in _PERIODS.items() if code == period)
-    if not dates or not (values or order.counted):
-        return f"I found no date column in `{frame.name}` to group by {label}, or no numeric column to total."
-    # a time zone ("datetime64[ns, UTC]") is dropped first, as to_period warns it would be
-    local = ".dt.tz_localize(None)" if "," in (frame.dtypes or {}).get(dates[0], "") else ""
-    key = f"{column(frame.name, dates[0])}{local}.dt.to_period({literal(period)})"
-    if order.counted:
-        return [_count_step(frame.name, key, label, order)]
-    return [_total_step(frame.name, key, label, values[0], order)]
-
-
-def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step:
-    """The groups' totals of ``value``, ranked as asked (``key``: the groupby argument's code)."""
-    ranked = (f"{'nsmallest' if order.smallest else 'nlargest'}({order.top.group(1)})" if order.top
-              else "sort_values()" if order.smallest else "sort_values(ascending=False)")
-    code = f"{name}.groupby({key})[{literal(value)}].{order.stat}().{ranked}"
-    what = f"{order.word()} {value}"
-    doing = f"total {value}" if order.stat == "sum" else f"find the {what}"  # "I will total revenue by region"
-    if order.top:
-        top = order.top.group(1)
-        return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, top {top}",
-                    reads=_ranked_reader(name, by, lambda out: _top_said(by, what, out)))
-    first = "smallest" if order.smallest else "largest"
-    return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {first} first",
-                reads=_ranked_reader(name, by, lambda out: _largest_said(by, order.ranked(value), out)))
-
-
-def _ranked_reader(name: str, by: str, read: Callable[[str], str | None]) -> Callable[[str], str | None]:
-    """``read``, but an empty Series ("Series([], …)": no rows, or none with a group) is said, not dumped."""
-    empty = f"`{name}` has no rows with a {by}, so there is nothing to rank"
-    return lambda out: empty if readers.is_empty_series(out) else read(out)
-
-
-def _top_said(by: str, value: str, output: str) -> str | None:
-    found = readers.series_rows(output)
-    if not found or not found[0]:
-        return None
-    try:
-        listed = ", ".join(f"{label} ({_shown(total)})" for label, total in found[0])
-    except ValueError:
-        return None
-    return f"the top {len(found[0])} {by} values by {value}: {listed}"
-
-
-def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
-    """The rows per group (``key``: a column's or a period's code), most (or fewest) first."""
-    code = f"{key}.value_counts({'ascending=True' if order.smallest else ''})"
-    most = "fewest" if order.smallest else "most"
-    return Step("python", {"code": code}, f"count the rows of `{name}` per {by}, {most} first",
-                reads=_ranked_reader(name, by, lambda out: _largest_said(by, f"{most} rows", out, count=True)))
-
-
-def _rows_where(frame: Frame, prompt: str) -> list[Step] | str:
-    """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition."""
-    m = _ROWS_WHERE.search(without_frame(frame.name, prompt, frame.columns))
-    col = matches(m.group(1), frame.columns) if m else None
-    if m is None or col is None:
-        if frame.columns or frame.looked:
-            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to compare."
-        return [frame.look(quiet=True)]
-    op, number = _COMPARISONS[m.group(2).lower()], m.group(3).replace(",", "")  # "1,000": 1000, not 1
-    code = f"({column(frame.name, col)} {op} {number}).sum()"
-    def said(n: int) -> str:  # "1 row of `people` has age < 30", "3 rows of … have"
-        return f"{n:,} {'row' if n == 1 else 'rows'} of `{frame.name}` {'has' if n == 1 else 'have'} {col} {op} {number}"
-    return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {col} {op} {number}",
-                 reads=lambda out: None if (n := readers.number(out)) is None else said(int(n)))]
-
-
 def _unique_count(frame: Frame, prompt: str) -> list[Step] | str:
     """``sales["region"].nunique()`` for "how many unique regions"."""
     m = _UNIQUE.search(prompt)
@@ -277,9 +71,51 @@ def _unique_count(frame: Frame, prompt: str) -> list[Step] | str:
         if frame.columns or frame.looked:
             return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to count."
         return [frame.look(quiet=True)]
-    said = f"distinct {col} values in `{frame.name}`"
-    return [Step("python", {"code": f"{column(frame.name, col)}.nunique()"}, f"count the {said}",
-                 reads=lambda out: None if (n := readers.number(out)) is None else f"there are {int(n):,} {said}")]
+    return [_nunique_step(frame.name, col)]
+
+
+def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
+    """"How many customers are in `orders`": the distinct values of the text column the word names
+    (of a number column, "how many units were sold", its total); "how many orders are there" (the
+    frame's own name) or "how many records": its rows; "how many sales does each region have": the
+    rows per region; anything else in the clause ("how many people are older than 40") is unclear."""
+    m = _HOW_MANY.search(without_frame(frame.name, prompt, frame.columns))
+    col = matches(m.group(1), frame.columns) if m else None
+    if col is not None:
+        if frame.dtypes is None and not frame.looked:
+            return [frame.look(quiet=True)]  # a number column is totalled, a text column's values counted
+        if frame.dtypes is not None and col in frame.numeric():
+            return [statistics.stat_step(frame.name, "sum", frame.columns, col, "frame")]
+        return [_nunique_step(frame.name, col)]
+    if not frame.columns and not frame.looked:
+        return [frame.look(quiet=True)]
+    if m is None or m.group(1).lower() not in _ROW_WORDS:
+        word = m.group(1) if m else ""
+        return frame.unknown() if frame.look_failed else f"`{frame.name}` has no column for \"{word}\" to count."
+    rest = re.split(r"\band\b", m.group(2), maxsplit=1)[0]
+    per = re.search(r"\b(?:per|each|by|every)\s+(\w+)", rest, re.I)
+    if per and (by := matches(per.group(1), frame.columns)) is not None:
+        return [Step("python", {"code": f"{column(frame.name, by)}.value_counts()"},
+                     f"count the rows of `{frame.name}` per {by}")]
+    if all(w.lower() in _ROW_WORDS | _FILLER for w in re.findall(r"\w+", rest)):
+        return _shape(frame, prompt)
+    return frame.unknown() if frame.look_failed else (
+        f"I could not tell what to count in `{frame.name}` (ask, for example, \"how many rows have <column> above <number>\").")
+
+
+_ROW_WORDS = frozenset({"rows", "records", "entries", "lines", "items", "are", "is", "were", "was", "there", "do", "does",
+                        "of", "in"})
+"""Words after "how many" once the frame's own name is taken out ("how many orders are in `orders`"): its rows."""
+_FILLER = frozenset({"the", "a", "an", "it", "this", "that", "table", "frame", "dataframe", "data", "have", "has", "had",
+                     "contain", "contains", "hold", "holds", "got", "we", "i", "you", "here", "now", "currently",
+                     "all", "total"})
+"""Words that leave "how many orders are there in this table" a question about the frame's rows."""
+
+
+def _nunique_step(name: str, col: str) -> Step:
+    said = f"distinct {col} values in `{name}`"
+    return Step("python", {"code": f"{column(name, col)}.nunique()"}, f"count the {said}",
+                reads=lambda out: None if (n := readers.number(out)) is None else f"there are {int(n):,} {said}")
 
 
 def _shape(frame: Frame, prompt: str) -> list[Step]:
@@ -304,16 +140,23 @@ def _missing(frame: Frame, prompt: str) -> list[Step]:
 
 # Each DataFrame question: what asks it, and the calls that answer it (or why there are none).
 _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | str]]] = {
-    "rows_where": (_ROWS_WHERE, _rows_where),
+    "rows_where": (selection.ROWS_WHERE, selection.rows_where),
+    "rows_shown": (selection.ROWS_SHOWN, selection.rows_shown),
+    "sorted": (selection.SORTED, selection.sorted_by),
     "unique": (_UNIQUE, _unique_count),
+    "how_many": (_HOW_MANY, _how_many),
     "shape": (_SHAPE, _shape),
     "columns": (_COLUMNS, _columns),
     "describe": (_DESCRIBE, _describe),
-    "largest_group": (_GROUP, _largest_group),
+    "largest_group": (GROUP, largest_group),
     "missing": (_MISSING, _missing),
+    "filled": (selection.FILLED, selection.filled),
+    "correlation": (CORRELATION, correlation),
 }
-_NOT_THE_SHAPE = ("rows_where", "unique")
+_NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 """"How many rows have price above 20", "how many unique customers": counts, not the frame's shape."""
+SHOWS_ROWS = frozenset({"rows_shown", "sorted", "correlation"})
+"""Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
 
 def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
@@ -321,64 +164,4 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     return _SKILLS[intent][1](frame, prompt)
 
 
-def _stat_said(what: str, output: str) -> str | None:
-    value = readers.number(output)
-    if value is None:
-        return None
-    shown = f"{value:,.2f}" if value != int(value) else f"{int(value):,}"
-    return f"the {what} is {shown}"
-
-
-def _stats_said(what: str, output: str) -> str | None:
-    found = readers.series_rows(output)
-    if not found or found[1]:
-        return None
-    try:
-        listed = ", ".join(f"{label} {readers.money(float(value))}" for label, value in found[0])
-    except ValueError:
-        return None
-    return f"the {what}: {listed}"
-
-
-_ARRAYS = frozenset({"Series", "ndarray", "Index"})
-
-
-def stat_needs_dtypes(prompt: str, columns: Sequence[str]) -> bool:
-    """Whether a statistic names several columns besides a "per" group: which are numbers is
-    looked up (``.dtypes``) before it is computed ("which customer sells most, and the average price")."""
-    by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
-    return len([c for c in named(prompt, columns) if c != by]) > 1
-
-
-def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind: str,
-              numeric: Sequence[str] | None = None) -> Step:
-    """A statistic of a named column (``df["revenue"].mean()``), of every numeric column, of a
-    Series or array (``x.mean()``), or of a plain sequence (``sum(xs) / len(xs)``); ``kind`` is
-    "frame" or the variable's type; ``numeric``: the numeric columns, once known."""
-    word = _STAT_WORDS[stat]
-    chosen = named(prompt, columns)
-    if numeric is not None and any(c in numeric for c in chosen):  # "region … the average revenue": not region's
-        chosen = [c for c in chosen if c in numeric]
-    what = f"{word} of `{name}`"
-    by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
-    values = [c for c in chosen if c != by]
-    if kind == "frame" and by and values:
-        code = f"{name}.groupby({literal(by)})[{literal(values[0])}].{stat}()"
-        return Step("python", {"code": code}, f"compute the {word} {values[0]} per {by} in `{name}`")
-    if kind == "frame" and len(chosen) > 1:  # "the mean price and quantity": one call, one row each
-        code = f"{name}[[{', '.join(map(literal, chosen))}]].{stat}()"
-        return Step("python", {"code": code}, f"compute the {word} of {', '.join(chosen)} in `{name}`",
-                    reads=lambda out: _stats_said(f"{word} of `{name}`", out))
-    if kind == "frame" and chosen:
-        code, what = f"{column(name, chosen[0])}.{stat}()", f"{word} {chosen[0]} of `{name}`"
-    elif kind == "frame":
-        code, what = f"{name}.{stat}(numeric_only=True)", f"{word} of each numeric column of `{name}`"
-    elif kind in _ARRAYS:
-        code = f"{name}.{stat}()" if stat != "median" or kind == "Series" else f"import numpy as np\n\nnp.median({name})"
-    else:
-        code = {"mean": f"sum({name}) / len({name})", "sum": f"sum({name})", "max": f"max({name})",
-                "min": f"min({name})", "median": f"import statistics\n\nstatistics.median({name})"}[stat]
-    return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
-
-
-__all__ = ["STATS", "frame_steps", "group_stat", "intents", "stat_needs_dtypes", "stat_step"]
+__all__ = ["SHOWS_ROWS", "frame_steps", "intents"]

@@ -1,6 +1,7 @@
 """The demo brain's plan: from the user's latest prompt, the kernel facts and the calls it already
 made in this turn, the tool calls to make, in order. Each skill lives in its own module: fixing a
-failed cell (:mod:`.fixes`), loading a table (:mod:`.loading`), DataFrame questions (:mod:`.frames`),
+failed cell (:mod:`.fixes`), loading a table (:mod:`.loading`), DataFrame questions (:mod:`.frames`, with
+:mod:`.groups`, :mod:`.selection`, :mod:`.statistics` and :mod:`.correlation`),
 plots (:mod:`.plots`), the notebook tools (:mod:`.notebook`); reading files, looking at named
 variables and arithmetic are here.
 
@@ -12,17 +13,19 @@ plan made at the next request, knowing the answer, writes the code.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import partial
 from typing import Mapping, Sequence
 
 from ...engine.contracts.json_types import JSONValue
-from . import frames, notebook
+from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
 from .plots import ABOUT_A_PLOT, ASKS_FOR_A_PLOT, plot_steps, why_empty
 from .readers import result_of
+from .selection import fill_stat
 from .step import Call, Plan, Step, argument
 
 _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:csv|tsv|txt|md|json|jsonl|py|log|ya?ml|toml|ini|xml|html))\b")
@@ -63,9 +66,11 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     about = without_frame(name, prompt, frame.columns)
     steps: list[Step] = []
     notes: list[str] = []
-    if show or (not frames.intents(prompt) and not ASKS_FOR_A_PLOT.search(prompt) and not _stats(prompt)):
+    asked = frames.intents(prompt)
+    if (show and not frames.SHOWS_ROWS & set(asked)) or (not asked and not ASKS_FOR_A_PLOT.search(prompt)
+                                                        and not _stats(prompt)):
         steps.append(Step("python", {"code": f"{name}.head()" if is_frame and known else name}, f"look at `{name}`"))
-    for intent in frames.intents(prompt) if is_frame else ():
+    for intent in asked if is_frame else ():
         made = frames.frame_steps(frame, intent, prompt)
         if isinstance(made, str):
             notes.append(made)
@@ -74,21 +79,24 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     if ASKS_FOR_A_PLOT.search(prompt) and is_frame:
         steps += plot_steps(frame, about)
     stats = _stats(prompt)
-    if stats and is_frame and not frame.looked and (not frame.columns or frames.stat_needs_dtypes(about, frame.columns)):
+    if stats and is_frame and not frame.looked and (not frame.columns or statistics.stat_needs_dtypes(about, frame.columns)):
         # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
         return [*steps, frame.look(quiet=True)], notes
     if frame.looked and "columns" not in frames.intents(prompt):
         steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
     numeric = frame.numeric() if frame.dtypes is not None else None
-    steps += [frames.stat_step(name, stat, frame.columns, about, kind, numeric) for stat in stats]
+    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric) for stat in stats]
     return steps, notes
 
 
 def _stats(prompt: str) -> list[str]:
-    found = [s for w, s in frames.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
-    if "largest_group" in frames.intents(prompt):  # "the largest total" is the group's total, not the column's
-        found = [s for s in found if s not in ("sum", "max", frames.group_stat(prompt))]
+    found = [s for w, s in statistics.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
+    asked = frames.intents(prompt)
+    if "largest_group" in asked:  # "the largest total" is the group's total, not the column's
+        found = [s for s in found if s not in ("sum", "max", groups.group_stat(prompt))]
+    if "filled" in asked:  # "fill the missing prices with the median": what to fill with, not a question
+        found = [s for s in found if s != fill_stat(prompt)]
     return list(dict.fromkeys(found))
 
 
@@ -130,8 +138,7 @@ def _named_for(tools: Mapping[str, Mapping[str, JSONValue]], p: Plan) -> Plan:
     steps = []
     for s in p.steps:
         ours, theirs = keys.get(s.tool, ("", ""))
-        steps.append(Step(s.tool, {theirs if k == ours else k: v for k, v in s.input.items()}, s.why, s.reads,
-                          s.on_error))
+        steps.append(replace(s, input={theirs if k == ours else k: v for k, v in s.input.items()}))
     return Plan(steps, p.lead, p.code)
 
 

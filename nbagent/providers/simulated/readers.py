@@ -14,6 +14,7 @@ _RESULT = "[result]\n"
 _NUMBER = re.compile(r"^(?:np\.(?:float|int|uint)\d*\()?(-?[\d.e+-]+|nan|inf)\)?$")
 # A period index adds "Freq: M, " ("Freq: M, Name: quantity, dtype: int64")
 _FOOTER = re.compile(r"^(?:Length: \d+, )?(?:Freq: [\w-]+, )?(?:Name: .*|dtype: \w+)$")
+_FRAME_FOOTER = re.compile(r"^\[([\d,]+) rows? x [\d,]+ columns?\]$")
 
 
 def result_of(output: str) -> str:
@@ -27,13 +28,21 @@ def result_of(output: str) -> str:
 
 def number(output: str) -> float | None:
     """A scalar result (``391``, ``np.float64(99.875)``)."""
+    text = number_text(output)
+    return None if text is None else float(text)
+
+
+def number_text(output: str) -> str | None:
+    """A scalar result as printed (``391``, ``99.875`` of ``np.float64(99.875)``): a whole number's
+    repr has no decimal point, a float's has one."""
     m = _NUMBER.match(result_of(output).strip())
     if not m:
         return None
     try:
-        return float(m.group(1))
+        float(m.group(1))
     except ValueError:
         return None
+    return m.group(1)
 
 
 def shape(output: str) -> tuple[int, ...] | None:
@@ -65,6 +74,26 @@ def series_rows(output: str) -> tuple[list[tuple[str, str]], bool] | None:
         else:
             return None
     return rows, cut
+
+
+def frame_rows(output: str) -> int | None:
+    """How many rows a DataFrame's repr holds: its ``[N rows x M columns]`` footer when pandas cut
+    it, else its data lines (an index label and values: not the header, nor the index's name on a
+    line of its own); None when the result is not a DataFrame's repr."""
+    text = result_of(output)
+    if text.startswith("Empty DataFrame"):
+        return 0
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    cut = _FRAME_FOOTER.match(lines[-1].strip())
+    if cut:
+        return int(cut.group(1).replace(",", ""))
+    if not lines[0].startswith(" ") or _FOOTER.match(lines[-1].strip()):  # a frame's header is indented; a Series has a footer
+        return None
+    # A frame wider than the display is printed in blocks of columns, each with every row: count the first.
+    block = [ln for ln in text.split("\n\n", 1)[0].splitlines()[1:] if ln.strip()]
+    return sum(1 for ln in block if not ln.startswith(" ") and len(ln.split()) > 1)
 
 
 def is_empty_series(output: str) -> bool:
@@ -101,4 +130,5 @@ def money(value: float) -> str:
     return f"{value:,.2f}"
 
 
-__all__ = ["dtypes", "is_date", "is_empty_series", "is_numeric", "money", "number", "result_of", "series_rows", "shape"]
+__all__ = ["dtypes", "frame_rows", "is_date", "is_empty_series", "is_numeric", "money", "number", "number_text", "result_of",
+           "series_rows", "shape"]

@@ -26,6 +26,8 @@ class Step:
     why: str
     reads: Reader | None = None
     on_error: Reader | None = None
+    shows: bool = False
+    """The output is quoted in the answer even when read: a table the sentence only counts."""
 
     @property
     def key(self) -> str:

@@ -50,18 +50,19 @@ def _closing(p: Plan, calls: Sequence[Call]) -> str:
     return "The corrected cell, which ran without an error:\n" + fenced(p.code, "python")
 
 
-def _read(calls: Sequence[Call], p: Plan) -> list[str | None]:
+def _read(calls: Sequence[Call], p: Plan) -> list[tuple[str | None, bool]]:
     """What each call's output says, read by the step that planned it: a sentence, "" when the
-    plan's lead already says it, None when only the output itself can say it."""
+    plan's lead already says it, None when only the output itself can say it; and whether the
+    output is quoted anyway (a table the sentence only counts)."""
     unread: dict[str, list[Step]] = {}
     for planned_step in p.steps:
         unread.setdefault(planned_step.key, []).append(planned_step)
-    said: list[str | None] = []
+    said: list[tuple[str | None, bool]] = []
     for call in calls:
         planned = unread.get(call.key) or []
         step = planned.pop(0) if planned else None
         reader = None if step is None else (step.on_error if call.failed else step.reads)
-        said.append(reader(call.output) if reader is not None else None)
+        said.append((reader(call.output) if reader is not None else None, step is not None and step.shows))
     return said
 
 
@@ -70,13 +71,13 @@ def answer(calls: Sequence[Call], p: Plan) -> str:
     a sentence (a table, a file) or that failed, each in a fence. An output the answer states in
     words is not repeated: it is in the tool card and in the cell below the agent cell."""
     said = _read(calls, p)
-    found = [s for s in said if s]
+    found = [s for s, _ in said if s]
     lead = " ".join(s for s in (p.lead, "; ".join(found) + "." if found else "") if s)
     lines = [f"{PREFIX} {lead}"] if lead else []
-    shown = [(c, s) for c, s in zip(calls, said, strict=True) if s is None or c.failed]
+    shown = [c for c, (s, quoted) in zip(calls, said, strict=True) if s is None or quoted or c.failed]
     if shown:
         lines.append("Here is what the tools returned:" if lines else f"{PREFIX} Here is what the tools returned:")
-    for call, _ in shown:
+    for call in shown:
         text = call.output.strip("\n").rstrip() or "(no output)"  # keep a table header's indent
         verb = "failed" if call.failed else "returned"
         lines += [f"`{call.tool}` {verb}:", fenced(_shortened(text))]

@@ -107,3 +107,18 @@ def test_the_images_are_counted_for_new_messages_only(monkeypatch: pytest.Monkey
     counter.count_request([*history, {"role": "assistant", "content": [shot]}])
     assert counter.last_images == 3 and len(walked) == 1  # the new message only
     assert counter.last_image_chars == 3 * len(shot["source"]["data"])
+
+
+def test_the_estimate_counts_the_lines_sent_in_place_of_images_left_out(tmp_path: Path) -> None:
+    """The request's estimate (shown, and paced against the rate limit) was counted before the images
+    past twenty were left out: 21 screenshots' worth of tokens the request did not carry."""
+    from nbagent.engine.contracts.events import ApiRequestStarted, RequestCompleted
+
+    api = SimulatedAPI(responder=ScriptedResponder([tool_reply("screenshots", {"count": 21}), text_reply("Seen.")]))
+    events = asyncio.run(run(make_engine(api, tmp_path, tools=[Screenshots()]), "take the screenshots"))
+    estimate = [e for e in events if isinstance(e, ApiRequestStarted)][-1].estimated_input_tokens
+    record = [e.record for e in events if isinstance(e, RequestCompleted)][-1]
+    assert record is not None
+    usage = record.usage  # what the (simulated) API counted of what was sent
+    counted = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    assert abs(estimate - counted) < 0.2 * counted  # main: ~21 × 1,600 image tokens over

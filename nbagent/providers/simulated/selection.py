@@ -1,0 +1,200 @@
+"""The demo brain's questions about some rows of a DataFrame: how many meet a condition
+(``(orders["price"] > 20).sum()``), which they are (``orders[orders["price"] > 20]``), the frame
+sorted by a column (``orders.sort_values("price", ascending=False)``), and missing values filled
+(``orders["price"] = orders["price"].fillna(orders["price"].median())``).
+
+A condition is a column, a comparison in words or symbols ("above", "at most", ">=") and a
+number, which may carry a currency sign, thousands separators or an exponent ("$1,000", "1e3").
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from . import readers
+from .columns import Frame, column, literal, matches, named, without_frame
+from .step import Step
+
+# "50k" is 50,000; any other letter on the number ("20x", "3rd") makes it no condition, not the
+# number before it ("salary above 50k" was salary > 50).
+_NUMBER = r"[$€£]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(k)?(?!\w|[,.]\d)"
+_CONDITION = (r"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more than|below|under|less than|"
+              rf"at least|at most|>=|<=|>|<)\s*{_NUMBER}")
+# The condition is looked for within the sentence that asks (at most 200 characters on), so that a
+# long prompt with many "how many" costs linear time, not a rescan of the rest per "how many".
+# A second condition joined to the first ("units at least 3 and revenue above 100"): both apply.
+_AND = re.compile(rf"\s*,?\s*(and|or)\s+(?:the\s+|a\s+|its\s+|their\s+)?{_CONDITION}", re.I)
+ROWS_WHERE = re.compile(rf"\bhow many\b[^.?!\n]{{0,200}}?{_CONDITION}", re.I)
+""""How many rows have price above 20": a count of the rows meeting a condition, not the frame's shape."""
+ROWS_SHOWN = re.compile(rf"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{{0,200}}?{_CONDITION}",
+                        re.I)
+""""Show the orders with price above 20", "which rows have quantity at least 5": the rows themselves."""
+SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,40})", re.I)
+_DESCENDING = re.compile(r"\b(?<!not )(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
+                         r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest)"
+                         r"|(?:highest|largest|biggest|greatest|most|high|large|big|z)\s+to\s+(?:the\s+)?"
+                         r"(?:lowest|smallest|least|low|small|a))\b|\bnot\s+(?:asc\w*|increasing)\b", re.I)
+""""Largest first", "high to low", "descending" (not "not descending": that is ascending)."""
+# Words before "fill" in its sentence that do not ask for it: a negation ("don't fill …", "without
+# filling") or a question about it ("should I fill …", "how would I fill …"): the frame is the
+# user's, changed only when they ask for the change ("can you fill …", "please fill …" do).
+_NOT_ASKED = (r"(?:don'?t|dont|do\s+not|never|not|without|avoid|no\s+need|should\s+(?:i|we)|"
+              r"how\s+(?:do|does|would|could|can|should|might|to)\b|(?:can|could|may|would)\s+(?:i|we|one)|"
+              r"what\s+if|whether|is\s+it|would\s+it)")
+FILLED = re.compile(rf"(?:^|(?<=[.?!\n]))(?:(?!\b{_NOT_ASKED}\b)[^.?!\n])*?"
+                    r"\b(?P<verb>fill|impute|replace)\b[^.?!\n]{0,80}?\b(?:missing|nan|nulls?|na|empty|blanks?)\b"
+                    r"[^.?!\n]{0,80}?\bwith\s+(?:the\s+|a\s+|its\s+|their\s+)?(?:column'?s?\s+)?"
+                    r"(?P<how>mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
+""""Fill the missing prices with the median": missing values filled; not "don't fill …", nor "should I fill …"."""
+_COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
+                "less than": "<", "at least": ">=", "at most": "<=", ">": ">", "<": "<", ">=": ">=", "<=": "<="}
+_FILL_STATS = {"mean": "mean", "average": "mean", "median": "median"}
+
+
+def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str, str] | list[Step] | str:
+    """The mask code of the prompt's condition (``orders["price"] > 20``; two joined by "and" / "or"
+    both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
+    text = without_frame(frame.name, prompt, frame.columns)
+    m = pattern.search(text)
+    col = matches(m.group(1), frame.columns) if m else None
+    if m is None or col is None:
+        if frame.columns or frame.looked:
+            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to compare."
+        return [frame.look(quiet=True)]
+    op, number = _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
+    mask, said = f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}"
+    more = _AND.match(text, m.end())
+    if more is None:
+        return mask, said
+    other = matches(more.group(2), frame.columns)
+    if other is None:  # never a condition left out silently: the rows would not be the ones asked for
+        return f"I could not tell which column of `{frame.name}` the condition after \"{more.group(1)}\" compares."
+    op2, number2 = _COMPARISONS[more.group(3).lower()], _number(more.group(4), more.group(5))
+    joined = "&" if more.group(1).lower() == "and" else "|"
+    return (f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
+            f"{said} {more.group(1).lower()} {other} {op2} {number2}")
+
+
+def _number(text: str, thousands: str | None) -> str:
+    """The number as code: "1,000" is 1000 (not 1), "50k" 50000."""
+    text = text.replace(",", "")
+    if not thousands:
+        return text
+    value = Decimal(text) * 1000
+    return str(int(value)) if value == value.to_integral_value() else format(value, "f")
+
+
+def _rows(n: int, name: str) -> str:
+    """ "1 row of `people` has", "3 rows of `people` have"."""
+    return f"{n:,} {'row' if n == 1 else 'rows'} of `{name}` {'has' if n == 1 else 'have'}"
+
+
+def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
+    """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition."""
+    found = _condition(frame, prompt, ROWS_WHERE)
+    if not isinstance(found, tuple):
+        return found
+    mask, what = found
+    code = f"({mask}).sum()"
+    return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
+                 reads=lambda out: None if (n := readers.number(out)) is None
+                 else f"{_rows(int(n), frame.name)} {what}")]
+
+
+def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
+    """``orders[orders["price"] > 20]``: the rows meeting the condition, counted in the answer
+    and shown as pandas prints them."""
+    found = _condition(frame, prompt, ROWS_SHOWN)
+    if not isinstance(found, tuple):
+        return found
+    mask, what = found
+    code = f"{frame.name}[{mask}]"
+
+    def said(out: str) -> str | None:
+        n = readers.frame_rows(out)
+        if n is None:
+            return None
+        return f"no row of `{frame.name}` has {what}" if n == 0 else f"{_rows(n, frame.name)} {what}"
+    return [Step("python", {"code": code}, f"select the rows of `{frame.name}` with {what}", reads=said, shows=True)]
+
+
+def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
+    """``orders.sort_values("price")`` (``ascending=False`` when asked for the largest first); the
+    frame itself is left as it was."""
+    m = SORTED.search(without_frame(frame.name, prompt, frame.columns))
+    col = matches(m.group(1), frame.columns) if m else None
+    if m is None or col is None:
+        if frame.columns or frame.looked:
+            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to sort by."
+        return [frame.look(quiet=True)]
+    descending = _DESCENDING.search(m.group("rest")) is not None
+    code = f"{frame.name}.sort_values({literal(col)}{', ascending=False' if descending else ''})"
+    order = "largest first" if descending else "smallest first"
+    return [Step("python", {"code": code}, f"sort `{frame.name}` by {col}, {order}",
+                 reads=lambda out: None if (n := readers.frame_rows(out)) is None
+                 else f"`{frame.name}` sorted by {col}, {order} ({n:,} rows; `{frame.name}` itself is unchanged)",
+                 shows=True)]
+
+
+def fill_stat(prompt: str) -> str | None:
+    """The statistic the prompt fills missing values with ("mean", "median"), None for a number or no fill."""
+    m = FILLED.search(prompt)
+    return _FILL_STATS.get(m.group("how").lower()) if m else None
+
+
+def filled(frame: Frame, prompt: str) -> list[Step] | str:
+    """Missing values of the columns the prompt names (else of every column, numeric ones for a
+    mean or median) filled with their mean, median or a number, then counted again to show the fill
+    took. Only the named columns change: "fill the missing cities with 0" is not every column's."""
+    m = FILLED.search(prompt)
+    if m is None:
+        return f"I could not tell what to fill the missing values of `{frame.name}` with."
+    if frame.dtypes is None:
+        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+    how = m.group("how").lower()
+    # the columns named in the fill's own words ("fill the missing age … with the median", not the
+    # salary of "… and show the salary above 40000")
+    said = named(without_frame(frame.name, prompt[m.start("verb"):m.end()], frame.columns), frame.columns)
+    stat = _FILL_STATS.get(how)
+    value = "0" if how == "zero" else how
+    name = frame.name
+    chosen = [c for c in said if c in frame.numeric()] if stat else said
+    if said and not chosen:
+        text = " and ".join(said)
+        return (f"{text} of `{name}` {'is' if len(said) == 1 else 'are'} not numeric, so there is no {stat} to fill "
+                "its missing values with; I filled nothing.")
+    if chosen:
+        cols = column(name, chosen[0]) if len(chosen) == 1 else f"{name}[[{', '.join(map(literal, chosen))}]]"
+        # a text column takes the number as text: pandas warns (and will refuse) an int in a str column
+        typed = {c: value if c in frame.numeric() else literal(value) for c in chosen}
+        as_given = typed[chosen[0]] if len(chosen) == 1 else "{" + ", ".join(f"{literal(c)}: {v}" for c, v in typed.items()) + "}"
+        with_what = f"{cols}.{stat}()" if stat else as_given
+        code = f"{cols} = {cols}.fillna({with_what})\n{cols}.isna().sum()"
+        what = f"missing {' and '.join(chosen)} values of `{name}`"
+    else:
+        with_what = f"{name}.{stat}(numeric_only=True)" if stat else value
+        code = f"{name} = {name}.fillna({with_what})\n{name}.isna().sum()"
+        what = f"missing values of `{name}`" if not stat else f"missing values of the numeric columns of `{name}`"
+    by = (f"its {stat}" if len(chosen) == 1 else f"each column's {stat}") if stat else value
+    return [Step("python", {"code": code}, f"fill the {what} with {by}",
+                 reads=lambda out: _filled_said(what, by, out))]
+
+
+def _filled_said(what: str, by: str, output: str) -> str | None:
+    """What is still missing after the fill: none, or (a text column) the counts left."""
+    left = readers.number(output)
+    if left is not None:
+        return f"filled the {what} with {by}; none is missing now" if left == 0 else \
+            f"filled the {what} with {by}; {int(left):,} are still missing"
+    found = readers.series_rows(output)
+    if found is None:
+        return None
+    rest = {label: int(v) for label, v in found[0] if v.isdigit() and int(v)}
+    if not rest:
+        return f"filled the {what} with {by}; none is missing now"
+    listed = ", ".join(f"{c}: {n}" for c, n in rest.items())
+    return f"filled the {what} with {by}; still missing (not numbers): {listed}"
+
+
+__all__ = ["FILLED", "ROWS_SHOWN", "ROWS_WHERE", "SORTED", "fill_stat", "filled", "rows_shown", "rows_where", "sorted_by"]

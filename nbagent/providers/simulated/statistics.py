@@ -1,0 +1,85 @@
+"""The demo brain's statistics of a column, a frame, an array or a list: ``sales["revenue"].mean()``,
+``sales[["revenue", "units"]].mean()``, per group ``sales.groupby("region")["revenue"].mean()``, of a
+list ``sum(xs) / len(xs)``, read back into "the mean revenue of `sales` is 99.88"."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from . import readers
+from .columns import column, literal, named
+from .step import Step
+
+STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
+         "min": "min", "minimum": "min", "median": "median"}
+"""The statistic each word of a prompt asks for (pandas' method name)."""
+STAT_WORDS = {"mean": "mean", "sum": "total", "max": "maximum", "min": "minimum", "median": "median"}
+"""The name each statistic's word gives it in the answer ("the total revenue", "the maximum price")."""
+_PER = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
+
+
+def said_value(value: str, count: bool = False) -> str:
+    """A Series value as the answer says it: a count of rows, or a total of whole numbers, as pandas
+    prints it (3, 31); a total or mean of decimals with two places (262.00)."""
+    return f"{int(value):,}" if count or re.fullmatch(r"-?\d+", value) else readers.money(float(value))
+
+
+def _stat_said(what: str, output: str) -> str | None:
+    value = readers.number_text(output)
+    return None if value is None else f"the {what} is {said_value(value)}"
+
+
+def _stats_said(what: str, output: str) -> str | None:
+    found = readers.series_rows(output)
+    if not found or found[1]:
+        return None
+    try:
+        listed = ", ".join(f"{label} {said_value(value)}" for label, value in found[0])
+    except ValueError:
+        return None
+    return f"the {what}: {listed}"
+
+
+_ARRAYS = frozenset({"Series", "ndarray", "Index"})
+
+
+def stat_needs_dtypes(prompt: str, columns: Sequence[str]) -> bool:
+    """Whether a statistic names several columns besides a "per" group: which are numbers is
+    looked up (``.dtypes``) before it is computed ("which customer sells most, and the average price")."""
+    by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
+    return len([c for c in named(prompt, columns) if c != by]) > 1
+
+
+def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind: str,
+              numeric: Sequence[str] | None = None) -> Step:
+    """A statistic of a named column (``df["revenue"].mean()``), of every numeric column, of a
+    Series or array (``x.mean()``), or of a plain sequence (``sum(xs) / len(xs)``); ``kind`` is
+    "frame" or the variable's type; ``numeric``: the numeric columns, once known."""
+    word = STAT_WORDS[stat]
+    chosen = named(prompt, columns)
+    if numeric is not None and any(c in numeric for c in chosen):  # "region … the average revenue": not region's
+        chosen = [c for c in chosen if c in numeric]
+    what = f"{word} of `{name}`"
+    by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
+    values = [c for c in chosen if c != by]
+    if kind == "frame" and by and values:
+        code = f"{name}.groupby({literal(by)})[{literal(values[0])}].{stat}()"
+        return Step("python", {"code": code}, f"compute the {word} {values[0]} per {by} in `{name}`")
+    if kind == "frame" and len(chosen) > 1:  # "the mean price and quantity": one call, one row each
+        code = f"{name}[[{', '.join(map(literal, chosen))}]].{stat}()"
+        return Step("python", {"code": code}, f"compute the {word} of {', '.join(chosen)} in `{name}`",
+                    reads=lambda out: _stats_said(f"{word} of `{name}`", out))
+    if kind == "frame" and chosen:
+        code, what = f"{column(name, chosen[0])}.{stat}()", f"{word} {chosen[0]} of `{name}`"
+    elif kind == "frame":
+        code, what = f"{name}.{stat}(numeric_only=True)", f"{word} of each numeric column of `{name}`"
+    elif kind in _ARRAYS:
+        code = f"{name}.{stat}()" if stat != "median" or kind == "Series" else f"import numpy as np\n\nnp.median({name})"
+    else:
+        code = {"mean": f"sum({name}) / len({name})", "sum": f"sum({name})", "max": f"max({name})",
+                "min": f"min({name})", "median": f"import statistics\n\nstatistics.median({name})"}[stat]
+    return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
+
+
+__all__ = ["STATS", "STAT_WORDS", "said_value", "stat_needs_dtypes", "stat_step"]
