@@ -167,10 +167,8 @@ async def attempt_api_request(
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
-        request = _sent(run, attempts, messages, prepared)
-        if request.messages is not messages:  # images left out (past 20, or 32 MB): the lines are what is sent
-            estimate += sum(run.counter.count_message(b) - run.counter.count_message(a)
-                            for a, b in zip(messages, request.messages, strict=True) if a is not b)
+        request = _sent(run, attempts, messages, prepared)  # after the count: it counts the images too
+        estimate += _left_out_tokens(run, messages, request)
         async for event in pace_before_sending(run, attempts, estimate):
             yield event
         run.pacer.sent()
@@ -201,6 +199,15 @@ async def attempt_api_request(
                                     partial_text=streamed.partial_text)
         async for event in decide_after_failure(run, attempts, error, len(messages), ts):
             yield event
+
+
+def _left_out_tokens(run: RequestRun, messages: list[Message], request: ModelRequest) -> int:
+    """Where images were left out of ``messages`` (past 20, or 32 MB), the estimate of the lines
+    sent in their place less that of the images (0, at no cost, when nothing was left out)."""
+    if request.messages is messages:
+        return 0
+    return sum(run.counter.count_message(b) - run.counter.count_message(a)
+               for a, b in zip(messages, request.messages, strict=True) if a is not b)
 
 
 def _fit_attempt(run: RequestRun, attempts: _Attempts, previous: RequestUsage | None,
