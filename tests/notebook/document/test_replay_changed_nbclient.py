@@ -17,7 +17,7 @@ from tests.notebook.support import cell_text
 pytestmark = pytest.mark.kernel
 
 QUESTION = "Which region has the largest total revenue in sales?"
-ROWS = "region,revenue\nnorth,262\nsouth,100\nwest,50\nnorth,0\n"
+ROWS = "region,revenue\nnorth,262\nsouth,100\nwest,50\nnorth,0\n"  # whole numbers: a total said as pandas prints it, (262)
 CHANGED = ROWS.replace("west,50", "west,871.5")
 WARNING = "`sales` changed since this answer was recorded: add --live to ask again."
 
@@ -47,7 +47,7 @@ def recorded(tmp_path, monkeypatch) -> Path:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the offline simulated model answers
     (tmp_path / "sales.csv").write_text(ROWS)
     live = run(tmp_path)
-    assert "north has the largest total revenue (262.00)" in text(live.cells[2])
+    assert "north has the largest total revenue (262)" in text(live.cells[2])
     return tmp_path
 
 
@@ -55,7 +55,7 @@ def test_unchanged_inputs_replay_silently_as_before(recorded):
     again = run(recorded)
     out = text(again.cells[2])
     assert "replayed: session" in out and "changed since" not in out
-    assert "north has the largest total revenue (262.00)" in out
+    assert "north has the largest total revenue (262)" in out
 
 
 def test_one_changed_row_makes_the_replayed_cell_say_so(recorded):
