@@ -47,14 +47,17 @@ def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
 
 def cut_short_spend(root: Path, notebook: str, current: str | None) -> Spent | None:
     """What :func:`cut_short`'s sessions spent (None: none spent anything). A folder that cannot be
-    read counts nothing (as ``class_summary``'s ``unreadable``)."""
+    read counts nothing (as ``class_summary``'s ``unreadable``), nor one whose records hold no request."""
     from ...classroom import _folder_figures
     from ...engine.state.totals import Spent
 
     total = Spent()
     for task in cut_short(root, notebook, current):
         figures = _folder_figures(task)
-        if figures is not None and figures["requests"]:
+        # Only where a request of it is still in its records: the one a restart cut short. A session
+        # rolled back to its start, or a copy forked at turn 0 from a record it only replayed (a
+        # Duplicate's rollback), holds none; its money is the record's, counted where that replays.
+        if figures is not None and figures["requests"] and figures["prompts"]:
             total = total + Spent(requests=figures["requests"], cost_usd=figures["cost_usd"],
                                   budget_usd=figures["budget_usd"], unpriced_requests=figures["unpriced_requests"])
     return total if total.requests else None
