@@ -7,7 +7,8 @@ add those sessions' spend. Which sessions are this notebook's: those whose repla
 (``.nbagent/replay/<session>.json``, written with no turn before a live turn's first request, see
 ``RecordKeeper.linking``) names this notebook. Another notebook of the folder names itself; a copy
 (Save As, Duplicate) has its own name, so neither counts them. This kernel's own sessions (a
-``%agent reset`` after ■) are left out: the process id is in the session's name.
+``%agent reset`` after ■) are left out: the process id is in the session's name; so is a session
+another live kernel of the notebook is still running (it holds the folder's lock).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...engine.contracts.errors import CorruptFileError
+from ...engine.disk.safe_open import read_regular
+from ...engine.disk.task_lock import LOCK_FILE
 from .replay import INDEX, RECORD_DIR, load_index, sessions_dir
 
 if TYPE_CHECKING:
@@ -26,6 +30,24 @@ def _made_here(session: str) -> bool:
     """Whether this process made ``session`` (named time, pid, count: ``replay.new_session_dir``)."""
     parts = session.split("-")
     return len(parts) == 4 and parts[2] == str(os.getpid())
+
+
+def _running(task: Path) -> bool:
+    """Whether another live process holds ``task``'s writer lock: the same notebook's other kernel,
+    its prompt still running, is not cut short (a released lock's file is gone; a dead kernel's
+    names a pid no longer running)."""
+    try:
+        text = (read_regular(task / LOCK_FILE) or b"").strip()
+        if not text.isdigit() or len(text) > 10 or int(text) == os.getpid():
+            return False
+        os.kill(int(text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's
+    except (OSError, OverflowError, ValueError, CorruptFileError):
+        return False  # no readable pid: counted, as before
+    return True
 
 
 def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
@@ -40,7 +62,7 @@ def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
                 or _made_here(index.session):
             continue
         task = sessions_dir(root) / index.session
-        if task.is_dir():
+        if task.is_dir() and not _running(task):
             found.append(task)
     return found
 

@@ -34,3 +34,25 @@ def test_a_cut_short_session_is_never_replayed(tmp_path):
     session(tmp_path, "20261207-110000-12-1", "a.ipynb")  # newer, no turn: linked before its first request
     assert find_record(tmp_path, "q", "a.ipynb").session == "20261207-100000-11-1"  # type: ignore[union-attr]
     assert find_record(tmp_path, "q", None, holds=lambda name: name == "a.ipynb").session == "20261207-100000-11-1"  # type: ignore[union-attr]
+
+
+def test_a_session_another_live_kernel_still_runs_is_not_cut_short(tmp_path):
+    """Two kernels of one notebook: the other one's first prompt is still running (its lock held,
+    its index naming the notebook and no turn yet). It was not cut short by a restart."""
+    import subprocess
+    import sys
+
+    running = session(tmp_path, "20261207-100000-11-1", "a.ipynb")
+    task = sessions_dir(tmp_path) / running
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom nbagent.engine.disk.task_lock import FolderLock\n"
+         f"FolderLock({str(task)!r}).acquire()\nprint('held', flush=True)\nsys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert cut_short(tmp_path, "a.ipynb", None) == []
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert cut_short(tmp_path, "a.ipynb", None) == [task]  # its kernel gone (or a restart): cut short
