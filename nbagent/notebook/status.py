@@ -30,7 +30,7 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     attempt of; one stopped with ■ in no row. The API billed them all.
     ``spent_unpriced``: of the spent requests, those without prices (``Spent.unpriced_requests``;
     ``t.unpriced_requests`` counts the history's only, so a rolled-back one would read as $0).
-    ``earlier``: what this notebook's sessions that a kernel restart cut short before any turn
+    ``earlier``: what this notebook's sessions that a kernel restart (or ■) cut short before any turn
     finished spent (``RecordKeeper.earlier_spend``): added, and said."""
     from ..engine.state.totals import Spent
 
@@ -41,7 +41,7 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
             f"in {requests} request(s)")
     if earlier is not None:
         line += (f" ({fmt_total_cost(more.cost_usd, more.unpriced_requests, more.requests)} in {more.requests} of them "
-                 "by this notebook's earlier session(s) that a kernel restart cut short before a turn finished)")
+                 "by this notebook's earlier session(s) that a kernel restart or ■ cut short before a turn finished)")
     if recorded:
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
