@@ -298,6 +298,7 @@ class AgentMagics(Magics):
         done: Done | None = None
         limits = RunLimits(max_requests=args.max_requests, max_budget_usd=args.max_budget,  # this prompt only
                            token_budget=args.token_budget)
+        self.document.linking(agent)  # this notebook's before its first request: a restart may cut the turn short
         token = aborts.register_abort(agent.abort)  # thread-safe, whatever loop the run is on
         self.running += 1
         before, sess.last_outcome = sess.last_outcome, "interrupted"  # until a Done says otherwise

@@ -17,19 +17,31 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..engine.contracts.events import Totals
     from ..engine.contracts.records import RequestRecord
+    from ..engine.state.totals import Spent
     from .magics_api import MagicsApi
 
 
-def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = None) -> str:
+def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = None,
+               earlier: "Spent | None" = None) -> str:
     """What the session spent (every request billed; a rollback never lowers it), what of it was
     spent before this kernel (``recorded``: a loaded record's turns) and, when a rollback made
     them differ, what the requests of the current history cost. The others were rolled back, or cut
     off mid-answer: one retried (a dropped connection) is billed in the row of the request it was an
     attempt of; one stopped with ■ in no row. The API billed them all.
     ``spent_unpriced``: of the spent requests, those without prices (``Spent.unpriced_requests``;
-    ``t.unpriced_requests`` counts the history's only, so a rolled-back one would read as $0)."""
+    ``t.unpriced_requests`` counts the history's only, so a rolled-back one would read as $0).
+    ``earlier``: what this notebook's sessions that a kernel restart (or ■) cut short before any turn
+    finished spent (``RecordKeeper.earlier_spend``): added, and said."""
+    from ..engine.state.totals import Spent
+
     unpriced = t.unpriced_requests if spent_unpriced is None else spent_unpriced
-    line = f"spent {fmt_total_cost(t.spent_usd, unpriced, t.spent_requests)} in {t.spent_requests} request(s)"
+    more = earlier if earlier is not None else Spent()
+    requests = t.spent_requests + more.requests
+    line = (f"spent {fmt_total_cost(t.spent_usd + more.cost_usd, unpriced + more.unpriced_requests, requests)} "
+            f"in {requests} request(s)")
+    if earlier is not None:
+        line += (f" ({fmt_total_cost(more.cost_usd, more.unpriced_requests, more.requests)} in {more.requests} of them "
+                 "by this notebook's earlier session(s) that a kernel restart or ■ cut short before a turn finished)")
     if recorded:
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
@@ -120,7 +132,8 @@ def status(magics: "MagicsApi", args: Namespace) -> None:
     print(f"model        {marked_line(agent.config.model)} ({marked_line(agent.provider.name)})")
     print(f"endpoint     {endpoint_line(agent)}")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    print(f"money        {spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests)}")
+    earlier = magics.document.earlier_spend(agent)
+    print(f"money        {spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests, earlier)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     policy = ContextPolicy.parse(agent.config.context)  # stored parsed: the same object
     print(f"policy       {policy} ({' → '.join(policy.layers)})")

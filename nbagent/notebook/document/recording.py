@@ -9,19 +9,22 @@ notebook records under, which the link knows.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .allow_folder import recorded_here
 from .bridge import executing_cell_id
+from .earlier import cut_short_spend
 from .embedded import make_record
 from .inputs import TurnInputs
-from .replay import ReplayIndex, load_index, save_index, sessions_dir
+from .replay import RecordFolderError, ReplayIndex, load_index, save_index, sessions_dir
 from .shown import Ended, copy_shown, save_shown
 
 if TYPE_CHECKING:
     from ...agent import Agent
     from ...engine.contracts.json_types import JSONObject
+    from ...engine.state.totals import Spent
 
 __all__ = ["RecordKeeper", "session_name", "stopped", "turn_summary", "without_kernel_lines"]
 
@@ -113,6 +116,25 @@ class RecordKeeper:
             return None
         return make_record(session=name, turn=agent.turn, prompt=prompt, cell_id=cell_id, provider=index.provider,
                            bundle=shown, done=done, inputs=inputs, summary=turn_summary(agent), options=options)
+
+    def linking(self, agent: Agent) -> None:
+        """Before a live turn's first request: the session's index, naming this notebook and no turn
+        yet, unless it has one. Written only at a turn's end, a session cut short by a restart (or a
+        dead kernel) before any turn finished was this notebook's in no file, and the next kernel's
+        ``%agent cost`` could not tell its spend from another notebook's (:func:`earlier_spend`).
+        An index with no turn replays nothing. Not where the notebook cannot be named."""
+        name = session_name(agent)
+        notebook = self._recording_as() if name is not None and self._in_records(agent) else None
+        if name is None or notebook is None or load_index(self.root, name) is not None:
+            return
+        with contextlib.suppress(RecordFolderError, OSError):  # the turn's end says why it records nothing
+            save_index(self.root, ReplayIndex(session=name, notebook=notebook, provider=agent.provider.name))
+
+    def earlier_spend(self, agent: Agent) -> Spent | None:
+        """What this notebook's sessions of earlier kernels that no turn finished in spent (None:
+        none): a restart mid-prompt starts a new session, and money spent stays spent."""
+        notebook = self._recording_as()
+        return cut_short_spend(self.root, notebook, session_name(agent)) if notebook is not None else None
 
     def forked(self, old_name: str, new: Agent, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name and

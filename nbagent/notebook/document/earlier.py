@@ -1,0 +1,88 @@
+"""What a notebook's earlier kernels spent in sessions that a restart cut short before any turn finished.
+
+A restart (or a kernel that died) in the middle of a prompt leaves its session's folder with the
+requests it was billed for, and no turn to replay: the next run of the cell asks again, in a new
+session, whose totals start at $0. Money spent stays spent, so ``%agent cost`` and ``%agent status``
+add those sessions' spend. Which sessions are this notebook's: those whose replay index
+(``.nbagent/replay/<session>.json``, written with no turn before a live turn's first request, see
+``RecordKeeper.linking``) names this notebook. Another notebook of the folder names itself; a copy
+(Save As, Duplicate) has its own name, so neither counts them. This kernel's own sessions (a
+``%agent reset`` after ■) are left out: the process id is in the session's name; so is a session
+another live kernel of the notebook is still running (it holds the folder's lock).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...engine.contracts.errors import CorruptFileError
+from ...engine.disk.safe_open import read_regular
+from ...engine.disk.task_lock import LOCK_FILE
+from .replay import INDEX, RECORD_DIR, load_index, sessions_dir
+
+if TYPE_CHECKING:
+    from ...engine.state.totals import Spent
+
+
+def _made_here(session: str) -> bool:
+    """Whether this process made ``session`` (named time, pid, count: ``replay.new_session_dir``)."""
+    parts = session.split("-")
+    return len(parts) == 4 and parts[2] == str(os.getpid())
+
+
+def _running(task: Path) -> bool:
+    """Whether another live process holds ``task``'s writer lock: the same notebook's other kernel,
+    its prompt still running, is not cut short (a released lock's file is gone; a dead kernel's
+    names a pid no longer running)."""
+    try:
+        text = (read_regular(task / LOCK_FILE) or b"").strip()
+        if not text.isdigit() or len(text) > 10 or int(text) == os.getpid():
+            return False
+        os.kill(int(text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's
+    except (OSError, OverflowError, ValueError, CorruptFileError):
+        return False  # no readable pid: counted, as before
+    return True
+
+
+def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
+    """The folders of ``notebook``'s sessions, made by other kernels, in which no turn finished."""
+    folder = root / RECORD_DIR / INDEX
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        index = load_index(root, path.stem)
+        if index is None or index.turns or index.notebook != notebook or index.session == current \
+                or _made_here(index.session):
+            continue
+        task = sessions_dir(root) / index.session
+        if task.is_dir() and not _running(task):
+            found.append(task)
+    return found
+
+
+def cut_short_spend(root: Path, notebook: str, current: str | None) -> Spent | None:
+    """What :func:`cut_short`'s sessions spent (None: none spent anything). A folder that cannot be
+    read counts nothing (as ``class_summary``'s ``unreadable``), nor one whose records hold no request."""
+    from ...classroom import _folder_figures
+    from ...engine.state.totals import Spent
+
+    total = Spent()
+    for task in cut_short(root, notebook, current):
+        figures = _folder_figures(task)
+        # Only where a request of it is still in its records: the one a restart cut short. A session
+        # rolled back to its start, or a copy forked at turn 0 from a record it only replayed (a
+        # Duplicate's rollback), holds none; its money is the record's, counted where that replays.
+        if figures is not None and figures["requests"] and figures["prompts"]:
+            total = total + Spent(requests=figures["requests"], cost_usd=figures["cost_usd"],
+                                  budget_usd=figures["budget_usd"], unpriced_requests=figures["unpriced_requests"])
+    return total if total.requests else None
+
+
+__all__ = ["cut_short", "cut_short_spend"]

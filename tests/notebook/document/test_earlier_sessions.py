@@ -1,0 +1,58 @@
+"""Which sessions of earlier kernels a notebook's ``%agent cost`` adds: its own, cut short before
+any turn finished; and such a session never replays."""
+
+from __future__ import annotations
+
+import os
+
+from nbagent.notebook.document.earlier import cut_short
+from nbagent.notebook.document.replay import ReplayIndex, find_record, save_index, sessions_dir
+
+
+def session(root, name: str, notebook: str | None, prompts: tuple[str, ...] = ()) -> str:
+    (sessions_dir(root) / name).mkdir(parents=True, exist_ok=True)
+    index = ReplayIndex(session=name, notebook=notebook)
+    for n, prompt in enumerate(prompts, 1):
+        index = index.with_turn(n, prompt)
+    save_index(root, index)
+    return name
+
+
+def test_only_this_notebooks_cut_short_sessions_of_other_kernels_are_its_earlier_spend(tmp_path):
+    mine = session(tmp_path, "20261207-100000-11-1", "a.ipynb")
+    session(tmp_path, "20261207-100000-12-1", "b.ipynb")  # another notebook's (a copy has another name too)
+    session(tmp_path, "20261207-100000-13-1", "a.ipynb", ("q",))  # a turn finished: it replays instead
+    session(tmp_path, "20261207-100000-14-1", None)  # names no notebook: nobody's
+    session(tmp_path, f"20261207-100000-{os.getpid()}-1", "a.ipynb")  # this kernel's (a reset after ■)
+    current = session(tmp_path, "20261207-100000-15-1", "a.ipynb")
+    assert cut_short(tmp_path, "a.ipynb", current) == [sessions_dir(tmp_path) / mine]
+    assert cut_short(tmp_path, "c.ipynb", None) == []
+
+
+def test_a_cut_short_session_is_never_replayed(tmp_path):
+    session(tmp_path, "20261207-100000-11-1", "a.ipynb", ("q",))
+    session(tmp_path, "20261207-110000-12-1", "a.ipynb")  # newer, no turn: linked before its first request
+    assert find_record(tmp_path, "q", "a.ipynb").session == "20261207-100000-11-1"  # type: ignore[union-attr]
+    assert find_record(tmp_path, "q", None, holds=lambda name: name == "a.ipynb").session == "20261207-100000-11-1"  # type: ignore[union-attr]
+
+
+def test_a_session_another_live_kernel_still_runs_is_not_cut_short(tmp_path):
+    """Two kernels of one notebook: the other one's first prompt is still running (its lock held,
+    its index naming the notebook and no turn yet). It was not cut short by a restart."""
+    import subprocess
+    import sys
+
+    running = session(tmp_path, "20261207-100000-11-1", "a.ipynb")
+    task = sessions_dir(tmp_path) / running
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom nbagent.engine.disk.task_lock import FolderLock\n"
+         f"FolderLock({str(task)!r}).acquire()\nprint('held', flush=True)\nsys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert cut_short(tmp_path, "a.ipynb", None) == []
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert cut_short(tmp_path, "a.ipynb", None) == [task]  # its kernel gone (or a restart): cut short

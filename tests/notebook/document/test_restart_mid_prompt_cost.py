@@ -1,0 +1,93 @@
+"""A kernel restarted in the middle of a prompt (real kernels): the next run of the cell starts a
+new session, and ``%agent cost`` / ``%agent status`` still count what the cut-short session of this
+notebook had spent. Another notebook in the same folder never counts it."""
+
+from __future__ import annotations
+
+import glob
+import re
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from nbagent.classroom import _folder_figures
+from tests.kernel_driver import KernelDriver
+
+pytestmark = pytest.mark.kernel
+
+PROMPT = "What is the sum of `x`? use python"
+SETUP = "%load_ext nbagent\n%config AgentMagics.allow = ['python']\nx = [1, 2, 3]"
+STALL_SECOND_REQUEST = ("import nbagent\nfrom nbagent.providers.simulated import Fault\n"
+                        "nbagent.session().agent.simulated_api.faults = {2: Fault.stall(120)}")
+
+
+def _run(d: KernelDriver, code: str) -> str:
+    run = d.wait_done(d.execute(code), 120)
+    assert run.status == "ok", run.text
+    return run.text
+
+
+def _spent(folder: Path) -> tuple[float, int]:
+    """What each session folder's records say it spent, and in how many requests, added up."""
+    usd, requests = 0.0, 0
+    for task in glob.glob(str(folder / ".nbagent" / "sessions" / "*")):
+        figures = _folder_figures(Path(task))
+        assert figures is not None
+        usd, requests = usd + figures["cost_usd"], requests + figures["requests"]
+    return usd, requests
+
+
+def _first_request_recorded(folder: Path) -> bool:
+    return any('"request":1' in Path(f).read_text()
+               for f in glob.glob(str(folder / ".nbagent" / "sessions" / "*" / "requests.json")))
+
+
+@pytest.fixture
+def cut_short(tmp_path, monkeypatch) -> Iterator[tuple[Path, KernelDriver]]:
+    """analysis.ipynb's kernel, restarted while its first prompt waits for its second answer (its
+    first request answered and billed), then set up again."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    d = KernelDriver("python3", env={"JPY_SESSION_NAME": str(tmp_path / "analysis.ipynb")}, cwd=str(tmp_path),
+                     widgets=False)
+    try:
+        _run(d, SETUP)
+        _run(d, STALL_SECOND_REQUEST)
+        d.execute(f"%%agent\n{PROMPT}")
+        d.wait(lambda: _first_request_recorded(tmp_path), timeout=60, what="request 1 recorded")
+        d.km.restart_kernel(now=True)
+        d.kc.wait_for_ready(timeout=60)
+        _run(d, SETUP)
+        yield tmp_path, d
+    finally:
+        d.close()
+
+
+def test_after_a_restart_mid_prompt_the_notebooks_cost_keeps_what_the_cut_short_session_spent(cut_short):
+    folder, d = cut_short
+    before, _ = _spent(folder)
+    assert before > 0
+    _run(d, f"%%agent\n{PROMPT}")  # nothing to replay: no turn of it finished
+    total, requests = _spent(folder)
+    cost = _run(d, "%agent cost")
+    assert f"spent ${total:.4f} in {requests} request(s) (${before:.4f} in 1 of them by this notebook's earlier " \
+           "session(s) that a kernel restart or ■ cut short before a turn finished)" in cost, cost
+    assert f"spent ${total:.4f} in {requests} request(s)" in _run(d, "%agent status")
+
+
+def test_another_notebook_in_the_folder_never_counts_the_cut_short_sessions_spend(cut_short):
+    folder, d = cut_short
+    d.close()
+    other = KernelDriver("python3", env={"JPY_SESSION_NAME": str(folder / "other.ipynb")}, cwd=str(folder),
+                         widgets=False)
+    try:
+        _run(other, SETUP)
+        before, _ = _spent(folder)
+        _run(other, f"%%agent\n{PROMPT}")
+        total, _ = _spent(folder)
+        cost = _run(other, "%agent cost")
+    finally:
+        other.close()
+    assert "earlier session" not in cost, cost
+    own = float(re.search(r"spent \$([0-9.]+)", cost).group(1))  # type: ignore[union-attr]
+    assert own == pytest.approx(total - before, abs=1e-4)
