@@ -28,7 +28,7 @@ from typing import AsyncGenerator, AsyncIterator, Callable, Mapping, Union
 
 from ..api_facts.cost import Usage
 from ..api_facts.tokens import count_text_tokens
-from ..context import ContextResult, RequestUsage
+from ..context import ContextResult
 from ..contracts.abort import Aborted
 from ..contracts.errors import MAX_AUTO_RETRIES, ApiError, ErrorKind, NbAgentError, as_api_error, is_auto_retryable
 from ..contracts.events import (
@@ -62,16 +62,13 @@ from .rate_wait import (
     wait_out_rate_limit,
 )
 from .request_context import (
-    fit_context,
-    mask_action,
+    fit_attempt,
+    left_out_tokens,
     mask_anchors,
-    mask_context,
     model_request,
     recover_overflow,
-    reread_after,
     truncate_action,
     unsupported_notices,
-    with_less,
 )
 from .request_run import RequestRun, StreamEnd, _Attempts
 from .sanitize import Sanitizer
@@ -161,14 +158,14 @@ async def attempt_api_request(
         ts = run.session.next_ts()
         for notice in unsupported_notices(run, attempts.model):
             yield notice
-        ctx, truncated = _fit_attempt(run, attempts, previous, ts)
+        ctx, truncated = fit_attempt(run, attempts, previous, ts)
         previous = None
         if truncated is not None:
             yield truncated
         messages = ctx.truncated_messages
         estimate = run.counter.count_request(messages, system, tools)
         request = _sent(run, attempts, messages, prepared)  # after the count: it counts the images too
-        estimate += _left_out_tokens(run, messages, request)
+        estimate += left_out_tokens(run, messages, request)
         async for event in pace_before_sending(run, attempts, estimate):
             yield event
         run.pacer.sent()
@@ -199,34 +196,6 @@ async def attempt_api_request(
                                     partial_text=streamed.partial_text)
         async for event in decide_after_failure(run, attempts, error, len(messages), ts):
             yield event
-
-
-def _left_out_tokens(run: RequestRun, messages: list[Message], request: ModelRequest) -> int:
-    """Where images were left out of ``messages`` (past 20, or 32 MB), the estimate of the lines
-    sent in their place less that of the images (0, at no cost, when nothing was left out)."""
-    if request.messages is messages:
-        return 0
-    return sum(run.counter.count_message(b) - run.counter.count_message(a)
-               for a, b in zip(messages, request.messages, strict=True) if a is not b)
-
-
-def _fit_attempt(run: RequestRun, attempts: _Attempts, previous: RequestUsage | None,
-                 ts: int) -> tuple[ContextResult, ContextTruncated | None]:
-    """Masking, then fitting: what this attempt sends, each layer that acted kept among its actions.
-
-    ``previous`` (the last request's size) is given to the first attempt only: a retry must not
-    truncate again on the same stale figures.
-    """
-    masked = mask_context(run, previous, ts)
-    if masked is not None:
-        attempts.actions.append(mask_action(masked))
-        previous = with_less(previous, masked.tokens_removed)
-    ctx, truncated = fit_context(run, previous, ts)
-    attempts.reread = reread_after(masked, attempts.reread, run.session.deleted_range, truncated is not None)
-    if truncated is not None:
-        attempts.truncation = truncated
-        attempts.actions.append(truncate_action(truncated))
-    return ctx, truncated
 
 
 def _sent(run: RequestRun, attempts: _Attempts, messages: list[Message], prepared: Prepared) -> ModelRequest:

@@ -2,7 +2,8 @@
 
 Steps 1 and 3 of :mod:`.request`: before a request, mask old tool results (:func:`mask_context`)
 and let the context manager fit the rest (:func:`fit_context`, Cline's truncation, the last layer);
-after a context-window error, hide more once (:func:`recover_overflow`). The server's own layers
+after a context-window error, hide more once (:func:`recover_overflow`); :func:`fit_attempt` runs the
+first two for one attempt, and :func:`left_out_tokens` corrects its estimate for images left out. The server's own layers
 travel in the request (:func:`server_edits`), and so do the mask layer's cache anchors
 (:func:`mask_anchors`); :func:`model_request` builds the provider-neutral request from them. Each
 action becomes a :class:`ContextAction` on the request's record.
@@ -31,7 +32,7 @@ from ..contracts.events import ContextAction, ContextTruncated, Notice
 from ..contracts.json_types import JSONObject
 from ..contracts.messages import Message
 from ..contracts.provider import ModelRequest
-from .request_run import RequestRun, Reread
+from .request_run import RequestRun, Reread, _Attempts
 
 
 def server_edits(config: SessionConfig, model: str) -> ContextManagementParam | None:
@@ -187,3 +188,31 @@ def mask_anchors(config: SessionConfig, history: Sequence[Message], updates: Con
     anchors = {None if start is None else sent_position(start, deleted_range) - 1,
                None if reread is None else reread.position(deleted_range)}
     return tuple(sorted(a for a in anchors if a is not None and anchorable(a, sent)))[-MAX_ANCHORS:]
+
+
+def left_out_tokens(run: RequestRun, messages: list[Message], request: ModelRequest) -> int:
+    """Where images were left out of ``messages`` (past 20, or 32 MB), the estimate of the lines
+    sent in their place less that of the images (0, at no cost, when nothing was left out)."""
+    if request.messages is messages:
+        return 0
+    return sum(run.counter.count_message(b) - run.counter.count_message(a)
+               for a, b in zip(messages, request.messages, strict=True) if a is not b)
+
+
+def fit_attempt(run: RequestRun, attempts: _Attempts, previous: RequestUsage | None,
+                 ts: int) -> tuple[ContextResult, ContextTruncated | None]:
+    """Masking, then fitting: what this attempt sends, each layer that acted kept among its actions.
+
+    ``previous`` (the last request's size) is given to the first attempt only: a retry must not
+    truncate again on the same stale figures.
+    """
+    masked = mask_context(run, previous, ts)
+    if masked is not None:
+        attempts.actions.append(mask_action(masked))
+        previous = with_less(previous, masked.tokens_removed)
+    ctx, truncated = fit_context(run, previous, ts)
+    attempts.reread = reread_after(masked, attempts.reread, run.session.deleted_range, truncated is not None)
+    if truncated is not None:
+        attempts.truncation = truncated
+        attempts.actions.append(truncate_action(truncated))
+    return ctx, truncated

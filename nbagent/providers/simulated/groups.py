@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
-from .statistics import STAT_WORDS, STATS, said_value, stat_step
+from .statistics import STAT_WORDS, STATS, said_rows, said_value, stat_step
 from .step import Step
 
 # "Which region sells most?", "what product has the largest total revenue?", "top store by sales"
@@ -222,14 +222,8 @@ def _ranked_reader(name: str, by: str, read: Callable[[str], str | None]) -> Cal
 
 
 def _top_said(by: str, value: str, output: str) -> str | None:
-    found = readers.series_rows(output)
-    if not found or not found[0]:
-        return None
-    try:
-        listed = ", ".join(f"{label} ({said_value(total)})" for label, total in found[0])
-    except ValueError:
-        return None
-    return f"the top {len(found[0])} {by} values by {value}: {listed}"
+    said = said_rows(output, "{label} ({value})")
+    return None if said is None else f"the top {said[1]} {by} values by {value}: {said[0]}"
 
 
 def _count_step(name: str, key: str, by: str, order: _Order) -> Step:

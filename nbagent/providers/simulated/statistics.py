@@ -30,15 +30,21 @@ def _stat_said(what: str, output: str) -> str | None:
     return None if value is None else f"the {what} is {said_value(value)}"
 
 
-def _stats_said(what: str, output: str) -> str | None:
+def said_rows(output: str, form: str = "{label} {value}") -> tuple[str, int] | None:
+    """A whole printed Series' rows as the answer lists them (``form`` places each label and its
+    value, said as :func:`said_value` says it), and how many; None for anything else (a cut Series too)."""
     found = readers.series_rows(output)
-    if not found or found[1]:
+    if not found or not found[0] or found[1]:
         return None
     try:
-        listed = ", ".join(f"{label} {said_value(value)}" for label, value in found[0])
+        return ", ".join(form.format(label=label, value=said_value(value)) for label, value in found[0]), len(found[0])
     except ValueError:
         return None
-    return f"the {what}: {listed}"
+
+
+def _stats_said(what: str, output: str) -> str | None:
+    said = said_rows(output)
+    return None if said is None else f"the {what}: {said[0]}"
 
 
 _ARRAYS = frozenset({"Series", "ndarray", "Index"})
@@ -82,4 +88,4 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
 
 
-__all__ = ["STATS", "STAT_WORDS", "said_value", "stat_needs_dtypes", "stat_step"]
+__all__ = ["STATS", "STAT_WORDS", "said_rows", "said_value", "stat_needs_dtypes", "stat_step"]
