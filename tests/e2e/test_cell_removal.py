@@ -95,6 +95,28 @@ def _wait(page, predicate, what: str, timeout: float = 120.0, idle: bool = True)
                          f"the server's log ends:\n{server_log_tail(page.url)}")
 
 
+def _answer_allows(page, done, what: str, timeout: float = 180.0, before_each=None) -> int:
+    """Click each enabled Allow until ``done()`` holds, waiting for each prompt to close (the kernel
+    disables its buttons when it takes the click: counting disabled buttons instead passed at once
+    from the second prompt on, each closed prompt leaving several, and the next turn clicked this
+    button again); ``before_each()`` checks the page before a click. The prompts answered."""
+    deadline, answered = time.monotonic() + timeout, 0
+    while not done():
+        assert time.monotonic() < deadline, f"{what} after {answered} prompt(s)"
+        allow = page.locator("button:text-is('Allow'):enabled")
+        if allow.count():
+            if before_each is not None:
+                before_each()
+            button = allow.first.element_handle()
+            button.click()
+            answered += 1
+            page.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
+                                   arg=button, timeout=30_000)
+        else:
+            time.sleep(0.25)  # polled: the UI is another process
+    return answered
+
+
 def _run_all(page) -> None:
     # Not awaited (no return value): the command's promise ends only when every cell has run.
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
@@ -240,24 +262,11 @@ def test_run_all_live_never_deletes_the_next_agent_cell_nor_hangs(browser, lab, 
     page = _open(browser, lab, name, frontend)
     _run_all(page)
     expected = ["agent-one", "their-0", "their-1", "agent-two", "mine"]
-    deadline = time.monotonic() + 240
-    answered = 0
-    while not ("my own cell" in _text(_cells(page)[-1]) and _idle(page)):
-        assert time.monotonic() < deadline, f"Run All did not finish after {answered} prompt(s)"
-        allow = page.locator("button:text-is('Allow'):enabled")
-        if allow.count():
-            # Nothing of theirs or the user's went, and the queued second agent cell is still there.
-            assert [c["id"] for c in _cells(page) if c["id"] in expected] == expected
-            button = allow.first.element_handle()
-            button.click()
-            answered += 1
-            # This prompt closed (the kernel disables its buttons when it takes the click). Counting
-            # disabled buttons instead passed at once from the second prompt on (each closed prompt
-            # leaves several), and the next turn clicked this button again as the kernel disabled it.
-            page.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
-                                   arg=button, timeout=30_000)
-        else:
-            time.sleep(0.25)
+    def untouched() -> None:  # nothing of theirs or the user's went, and the queued second agent cell is still there
+        assert [c["id"] for c in _cells(page) if c["id"] in expected] == expected
+
+    answered = _answer_allows(page, lambda: "my own cell" in _text(_cells(page)[-1]) and _idle(page),
+                              "Run All did not finish", timeout=240, before_each=untouched)
     cells = _cells(page)
     assert [c["id"] for c in cells if c["id"] in expected] == expected and cells[-1]["id"] == "mine"
     second = next(c for c in cells if c["id"] == "agent-two")

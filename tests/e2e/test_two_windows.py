@@ -6,13 +6,11 @@ an agent cell run in a console on the notebook's kernel asks there too."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from ..soak import SOAK
 from .test_bridge_frontend import _open, _require_installed_bridge
-from .test_cell_removal import CONFIGS, _cells, _idle, _made, _put, _run_cell, _text, _wait
+from .test_cell_removal import CONFIGS, _answer_allows, _cells, _idle, _made, _put, _run_cell, _text, _wait
 from .test_jupyterlab import browser, lab  # noqa: F401  (fixtures)
 from .test_jupyterlab import pytestmark as _lab_marks
 
@@ -30,19 +28,11 @@ def test_an_agent_cell_run_in_one_of_two_windows_asks_and_lands_there(browser, l
     _run_cell(running, 0)
     _wait(running, lambda cs: cs[0]["execution_count"] is not None, "%load_ext did not run")
     _run_cell(running, 1)
-    deadline, answered = time.monotonic() + 180, 0
-    while not ("done:" in _text(_cells(running)[1]) and _idle(running)):
-        assert time.monotonic() < deadline, f"the agent cell did not finish after {answered} prompt(s)"
+    def unasked_denial() -> None:
         assert "nobody could see" not in _text(_cells(running)[1]), "a prompt was denied unasked"
-        allow = running.locator("button:text-is('Allow'):enabled")
-        if allow.count():
-            button = allow.first.element_handle()
-            button.click()
-            answered += 1
-            running.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
-                                      arg=button, timeout=30_000)
-        else:
-            time.sleep(0.25)
+
+    answered = _answer_allows(running, lambda: "done:" in _text(_cells(running)[1]) and _idle(running),
+                              "the agent cell did not finish", before_each=unasked_denial)
     made = [c["source"] for c in _made(_cells(running))]
     assert answered == 2 and made == ["2 * 3", "4 * 5"], (answered, made)
     assert _made(_cells(other)) == []  # the other window applied none of it (its own copy of the file)
@@ -109,18 +99,8 @@ def test_an_agent_cell_run_after_closing_one_of_two_views_asks_and_lands_in_the_
     page.wait_for_function("(n) => [...window.jupyterapp.shell.widgets('main')]"
                            ".filter(w => w.context && w.context.path === n).length === 1", arg=name)
     _run_cell(page, 1)
-    deadline, answered = time.monotonic() + 180, 0
-    while not ("done:" in _text(_cells(page)[1]) and _idle(page)):
-        assert time.monotonic() < deadline, f"the agent cell did not finish after {answered} prompt(s)"
-        allow = page.locator("button:text-is('Allow'):enabled")
-        if allow.count():
-            button = allow.first.element_handle()
-            button.click()
-            answered += 1
-            page.wait_for_function("(b) => !b.isConnected || b.disabled || b.classList.contains('jp-mod-disabled')",
-                                   arg=button, timeout=30_000)
-        else:
-            time.sleep(0.25)
+    answered = _answer_allows(page, lambda: "done:" in _text(_cells(page)[1]) and _idle(page),
+                              "the agent cell did not finish")
     cells = _cells(page)
     assert "no notebook bridge answers" not in _text(cells[1])
     assert answered == 2 and [c["source"] for c in _made(cells)] == ["2 * 3", "4 * 5"], (answered, cells)

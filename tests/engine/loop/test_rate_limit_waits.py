@@ -73,12 +73,10 @@ async def test_when_others_emptied_the_bucket_it_paces_before_sending_instead_of
     assert agent.session.records[1].rate_limit_wait_s == round(paced[0].delay_s, 3)
 
 
-async def test_two_kernels_of_one_machine_take_turns_and_neither_is_refused(tmp_path: Any) -> None:
-    clock = Clock()
-    sim = SimulatedAPI(two_requests, clock=clock, rate_limits=RateLimitSettings(requests_per_minute=60))
-    assert sim.rate_limits is not None
-    sim.rate_limits.buckets["requests"].level = 2.0  # room for two of the four requests now
-    budget = SharedBudget(MemoryStore())  # what the kernels of one machine share through a file
+async def _two_kernels_of_one_machine(sim: SimulatedAPI, clock: Clock, tmp_path: Any) -> tuple[list[Agent], list[list[Any]]]:
+    """Two agents ("a", "b") sharing one machine's rate-limit budget (as kernels share it through a
+    file), each running one prompt at once: the agents and each one's events."""
+    budget = SharedBudget(MemoryStore())
     agents = [agent_on(sim, clock, tmp_path / name) for name in ("a", "b")]
     for agent in agents:
         agent.engine.pacer.budget = budget  # type: ignore[attr-defined]
@@ -86,7 +84,15 @@ async def test_two_kernels_of_one_machine_take_turns_and_neither_is_refused(tmp_
     async def run(agent: Agent) -> list[Any]:
         return [e async for e in agent.run("go")]
 
-    runs = await asyncio.gather(*(run(agent) for agent in agents))
+    return agents, list(await asyncio.gather(*(run(agent) for agent in agents)))
+
+
+async def test_two_kernels_of_one_machine_take_turns_and_neither_is_refused(tmp_path: Any) -> None:
+    clock = Clock()
+    sim = SimulatedAPI(two_requests, clock=clock, rate_limits=RateLimitSettings(requests_per_minute=60))
+    assert sim.rate_limits is not None
+    sim.rate_limits.buckets["requests"].level = 2.0  # room for two of the four requests now
+    _, runs = await _two_kernels_of_one_machine(sim, clock, tmp_path)
     waits = [e for e in runs[1] if isinstance(e, RateLimitWait)]
     assert waits[0].dimension == "first answer"  # b waited for a's answer, then booked against its headers
     assert "another kernel on this machine asks first" in waits[0].headline
@@ -101,15 +107,7 @@ async def test_the_class_bench_counts_the_waits_the_records_measured_not_the_cap
 
     clock = Clock()
     sim = SimulatedAPI(two_requests, clock=clock, rate_limits=RateLimitSettings(requests_per_minute=60))
-    budget = SharedBudget(MemoryStore())
-    agents = [agent_on(sim, clock, tmp_path / name) for name in ("a", "b")]
-    for agent in agents:
-        agent.engine.pacer.budget = budget  # type: ignore[attr-defined]
-
-    async def run(agent: Agent) -> list[Any]:
-        return [e async for e in agent.run("go")]
-
-    runs = await asyncio.gather(*(run(agent) for agent in agents))
+    agents, runs = await _two_kernels_of_one_machine(sim, clock, tmp_path)
     measured = sum(r.rate_limit_wait_s for r in agents[1].records)
     announced = sum(e.delay_s for e in runs[1] if isinstance(e, RateLimitWait))
     assert announced > measured + 1  # b's wait ended with a's answer, well inside its cap
