@@ -5,8 +5,10 @@ requests it was billed for, and no turn to replay: the next run of the cell asks
 session, whose totals start at $0. Money spent stays spent, so ``%agent cost`` and ``%agent status``
 add those sessions' spend. Which sessions are this notebook's: those whose replay index
 (``.nbagent/replay/<session>.json``, written with no turn before a live turn's first request, see
-``RecordKeeper.linking``) names this notebook. Another notebook of the folder names itself; a copy
-(Save As, Duplicate) has its own name, so neither counts them. This kernel's own sessions (a
+``RecordKeeper.linking``) names this notebook, signed with this user's key: a folder received with
+the notebook (a classmate's repository with its ``.nbagent/``, a shared drive) holds their cut-short
+sessions of a notebook of that name, their money, not the user's. Another notebook of the folder
+names itself; a copy (Save As, Duplicate) has its own name, so neither counts them. This kernel's own sessions (a
 ``%agent reset`` after ■) are left out: the process id is in the session's name; so is a session
 another live kernel of the notebook is still running (it holds the folder's lock).
 """
@@ -20,10 +22,20 @@ from typing import TYPE_CHECKING
 from ...engine.contracts.errors import CorruptFileError
 from ...engine.disk.safe_open import read_regular
 from ...engine.disk.task_lock import LOCK_FILE
+from ...engine.disk.user_key import sign, signed_by_user
 from .replay import INDEX, RECORD_DIR, load_index, sessions_dir
 
 if TYPE_CHECKING:
     from ...engine.state.totals import Spent
+
+
+_PURPOSE = "nbagent linked session v1"
+
+
+def link_signature(session: str, notebook: str) -> str | None:
+    """This user's signature for the index ``RecordKeeper.linking`` writes: ``session`` is
+    ``notebook``'s, begun by this user (None: the key is unusable)."""
+    return sign(_PURPOSE, session, notebook)
 
 
 def _made_here(session: str) -> bool:
@@ -59,7 +71,7 @@ def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
     for path in sorted(folder.glob("*.json")):
         index = load_index(root, path.stem)
         if index is None or index.turns or index.notebook != notebook or index.session == current \
-                or _made_here(index.session):
+                or _made_here(index.session) or not signed_by_user(index.linked, _PURPOSE, index.session, notebook):
             continue
         task = sessions_dir(root) / index.session
         if task.is_dir() and not _running(task):
@@ -85,4 +97,4 @@ def cut_short_spend(root: Path, notebook: str, current: str | None) -> Spent | N
     return total if total.requests else None
 
 
-__all__ = ["cut_short", "cut_short_spend"]
+__all__ = ["cut_short", "cut_short_spend", "link_signature"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .allow_folder import recorded_here
 from .bridge import executing_cell_id
-from .earlier import cut_short_spend
+from .earlier import cut_short_spend, link_signature
 from .embedded import make_record
 from .inputs import TurnInputs
 from .replay import RecordFolderError, ReplayIndex, load_index, save_index, sessions_dir
@@ -128,7 +128,8 @@ class RecordKeeper:
         if name is None or notebook is None or load_index(self.root, name) is not None:
             return
         with contextlib.suppress(RecordFolderError, OSError):  # the turn's end says why it records nothing
-            save_index(self.root, ReplayIndex(session=name, notebook=notebook, provider=agent.provider.name))
+            save_index(self.root, ReplayIndex(session=name, notebook=notebook, provider=agent.provider.name,
+                                              linked=link_signature(name, notebook)))
 
     def earlier_spend(self, agent: Agent) -> Spent | None:
         """What this notebook's sessions of earlier kernels that no turn finished in spent (None:

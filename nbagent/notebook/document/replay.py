@@ -112,6 +112,7 @@ class ReplayIndex:
     """Which provider answered (the replayed header names it, not the kernel's provider now)."""
     turns: tuple[RecordedTurn, ...] = field(default=())
     version: int = 1
+    linked: str | None = None  # this user's signature of an index with no turn yet (earlier.link_signature)
 
     def with_turn(self, turn: int, prompt: str, cell_id: str | None = None, *, said: str | None = None) -> "ReplayIndex":
         """The index with ``turn`` asked by ``prompt`` (``said``: the prompt redacted, kept instead
@@ -120,26 +121,27 @@ class ReplayIndex:
         hidden = said is not None and said != prompt
         asked = RecordedTurn(turn, said, cell_id, prompt_sha256(prompt)) if hidden and said is not None \
             else RecordedTurn(turn, prompt, cell_id)
-        return replace(self, turns=(*kept, asked))
+        return replace(self, turns=(*kept, asked), linked=None)
 
     def up_to(self, turn: int) -> "ReplayIndex":
         return replace(self, turns=tuple(t for t in self.turns if t.turn <= turn))
 
     def to_json(self) -> JSONObject:
         return {"version": self.version, "session": self.session, "notebook": self.notebook,
-                "provider": self.provider, "turns": [t.to_json() for t in self.turns]}
+                "provider": self.provider, "turns": [t.to_json() for t in self.turns],
+                **({"linked": self.linked} if self.linked is not None else {})}
 
     @classmethod
     def from_json(cls, data: object) -> "ReplayIndex":
         """Raises ``ValueError`` for anything but what :meth:`to_json` writes."""
-        if not isinstance(data, dict) or set(data) != {"version", "session", "notebook", "provider", "turns"}:
+        if not isinstance(data, dict) or set(data) - {"linked"} != {"version", "session", "notebook", "provider", "turns"}:
             raise ValueError("not a replay index")
-        texts = (data["notebook"], data["provider"])
+        texts = (data["notebook"], data["provider"], data.get("linked"))
         if data["version"] != 1 or not is_session_name(data["session"]) or not all(
                 t is None or isinstance(t, str) for t in texts) or not isinstance(data["turns"], list):
             raise ValueError("not a replay index")
         turns = tuple(RecordedTurn.from_json(t) for t in data["turns"])
-        return cls(data["session"], data["notebook"], data["provider"], turns)
+        return cls(data["session"], data["notebook"], data["provider"], turns, linked=data.get("linked"))
 
 
 def is_session_name(name: object) -> bool:

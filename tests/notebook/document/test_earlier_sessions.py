@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import os
 
-from nbagent.notebook.document.earlier import cut_short
+from nbagent.notebook.document.earlier import cut_short, link_signature
 from nbagent.notebook.document.replay import ReplayIndex, find_record, save_index, sessions_dir
 
 
-def session(root, name: str, notebook: str | None, prompts: tuple[str, ...] = ()) -> str:
+def session(root, name: str, notebook: str | None, prompts: tuple[str, ...] = (), *, signed: bool = True) -> str:
+    """A session folder and its index, linked to ``notebook`` (``signed``: by this user, as
+    ``RecordKeeper.linking`` writes it)."""
     (sessions_dir(root) / name).mkdir(parents=True, exist_ok=True)
-    index = ReplayIndex(session=name, notebook=notebook)
+    linked = link_signature(name, notebook) if signed and notebook is not None else None
+    index = ReplayIndex(session=name, notebook=notebook, linked=linked)
     for n, prompt in enumerate(prompts, 1):
         index = index.with_turn(n, prompt)
     save_index(root, index)
@@ -27,6 +30,26 @@ def test_only_this_notebooks_cut_short_sessions_of_other_kernels_are_its_earlier
     current = session(tmp_path, "20261207-100000-15-1", "a.ipynb")
     assert cut_short(tmp_path, "a.ipynb", current) == [sessions_dir(tmp_path) / mine]
     assert cut_short(tmp_path, "c.ipynb", None) == []
+
+
+def test_a_cut_short_session_someone_else_linked_to_this_notebook_is_not_its_earlier_spend(tmp_path):
+    """A received folder's index: unsigned, signed by another user's key, or copied from another
+    session's or notebook's index of this user."""
+    session(tmp_path, "20261207-100000-11-1", "a.ipynb", signed=False)
+    theirs = link_signature("20261207-100000-12-1", "b.ipynb")
+    session(tmp_path, "20261207-100000-12-1", "a.ipynb", signed=False)
+    save_index(tmp_path, ReplayIndex(session="20261207-100000-12-1", notebook="a.ipynb", linked=theirs))
+    save_index(tmp_path, ReplayIndex(session="20261207-100000-13-1", notebook="a.ipynb",
+                                     linked=link_signature("20261207-100000-14-1", "a.ipynb")))
+    (sessions_dir(tmp_path) / "20261207-100000-13-1").mkdir()
+    assert cut_short(tmp_path, "a.ipynb", None) == []
+
+
+def test_an_index_with_a_turn_drops_its_link_signature_and_reads_as_before(tmp_path):
+    """The first turn's end rewrites the index: without the signature, in the form an earlier
+    nbagent (which reads no other key) reads."""
+    index = ReplayIndex(session="20261207-100000-11-1", notebook="a.ipynb", linked="x").with_turn(1, "q")
+    assert "linked" not in index.to_json() and ReplayIndex.from_json(index.to_json()) == index
 
 
 def test_a_cut_short_session_is_never_replayed(tmp_path):

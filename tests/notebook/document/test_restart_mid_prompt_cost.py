@@ -91,3 +91,25 @@ def test_another_notebook_in_the_folder_never_counts_the_cut_short_sessions_spen
     assert "earlier session" not in cost, cost
     own = float(re.search(r"spent \$([0-9.]+)", cost).group(1))  # type: ignore[union-attr]
     assert own == pytest.approx(total - before, abs=1e-4)
+
+
+def test_a_cut_short_session_in_a_received_folder_is_not_this_notebooks_spend(cut_short):
+    """The folder came from a classmate (a repository with its ``.nbagent/``, a shared drive): their
+    kernel of analysis.ipynb was restarted mid-prompt. Its money was spent by them, not by the one who
+    opens the notebook now (another user: another signing key): their ``%agent cost`` never adds it."""
+    folder, d = cut_short
+    d.close()
+    mine = KernelDriver("python3", env={"JPY_SESSION_NAME": str(folder / "analysis.ipynb"),
+                                        "NBAGENT_REPLAY_KEY_FILE": str(folder.parent / "my_replay_key")},
+                        cwd=str(folder), widgets=False)
+    try:
+        _run(mine, SETUP)
+        before, _ = _spent(folder)
+        _run(mine, f"%%agent\n{PROMPT}")
+        total, _ = _spent(folder)
+        cost = _run(mine, "%agent cost")
+    finally:
+        mine.close()
+    assert "earlier session" not in cost, cost
+    own = float(re.search(r"spent \$([0-9.]+)", cost).group(1))  # type: ignore[union-attr]
+    assert own == pytest.approx(total - before, abs=1e-4)
