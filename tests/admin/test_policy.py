@@ -231,3 +231,39 @@ async def test_a_ledger_that_cannot_be_written_fails_the_prompt_at_its_end_not_b
     monkeypatch.undo()
     admin(max_daily_budget_usd=1.0)
     assert [e async for e in a.run("once more")]  # the agent takes the next prompt
+
+
+def _saved_session_that_spent(tmp_path: Path, usd: float) -> Path:
+    """A task folder whose ``session.json`` says the session spent ``usd`` (received, or edited)."""
+    task = tmp_path / "task"
+    first = agent(tmp_path, task_dir=task)
+    first.run_sync("hi")
+    first.close()
+    meta = json.loads((task / "session.json").read_text())
+    meta["spent"].update(cost_usd=usd, budget_usd=usd)
+    (task / "session.json").write_text(json.dumps(meta))
+    return task
+
+
+def test_a_session_folder_saying_it_spent_1e18_cannot_lift_the_day_budget(tmp_path: Path, admin: Any) -> None:
+    """Resumed, each request's cost vanished into a sum of 1e18 (a float's rounding): the prompt's budget
+    and the day's cap, measured as the sum's growth, never moved, and 25 requests ran on a cap of $0.002
+    with the ledger unchanged. Such a file is refused, as one holding NaN is."""
+    from nbagent.engine.contracts.errors import CorruptFileError
+
+    task = _saved_session_that_spent(tmp_path, 1e18)
+    admin(max_daily_budget_usd=0.002)
+    api = SimulatedAPI([tool_reply("list_files", {"path": "."})] * 30 + [text_reply("done")])
+    with pytest.raises(CorruptFileError, match=r"session\.json.*spent\.(cost|budget)_usd"):
+        Agent.resume(task, provider=simulated_provider(api), cwd=tmp_path).run_sync("list the files, many times")
+
+
+def test_the_day_budget_still_stops_a_session_that_spent_the_most_a_file_may_say(tmp_path: Path, admin: Any) -> None:
+    from nbagent.engine.contracts.saved import MAX_MONEY_USD
+
+    task = _saved_session_that_spent(tmp_path, MAX_MONEY_USD)
+    admin(max_daily_budget_usd=0.002)
+    api = SimulatedAPI([tool_reply("list_files", {"path": "."})] * 30 + [text_reply("done")])
+    run = Agent.resume(task, provider=simulated_provider(api), cwd=tmp_path).run_sync("list the files, many times")
+    assert run.done is not None and run.done.reason == "max_budget", run.done
+    assert DailyLedger(tmp_path / "ledger").spent() >= 0.002

@@ -31,9 +31,15 @@ Number = Union[int, float]
 """A JSON number kept as written: strict ``float`` validation would turn ``5`` into ``5.0``, and a file
 rewritten after loading (a rollback rewrites the logs) would then differ from the one first written."""
 
-Money = Annotated[float, pydantic.Field(ge=0, allow_inf_nan=False)]
-"""Money spent: NaN, an infinity or a negative sum would switch a budget off (every comparison with
-NaN is false), so a file holding one is refused."""
+MAX_MONEY_USD = 1_000_000.0
+"""More than any session or request is billed. Beyond about 1e15 a float cannot hold a request's cost
+added to it: a received (or edited) ``session.json`` saying ``"spent": 1e18`` made every later request's
+cost vanish into the sum, so the prompt's budget and the administrator's day cap (both measured as the
+sum's growth) never moved, and the day's ledger never grew."""
+
+Money = Annotated[float, pydantic.Field(ge=0, le=MAX_MONEY_USD, allow_inf_nan=False)]
+"""Money spent: NaN, an infinity, a negative sum or one above :data:`MAX_MONEY_USD` would switch a
+budget off (every comparison with NaN is false; see there), so a file holding one is refused."""
 
 
 def saved_record(cls: type[_T]) -> type[_T]:

@@ -179,7 +179,8 @@ def edit_records(task: Path, change: Callable[[list[dict[str, Any]]], None]) -> 
 
 
 @pytest.mark.parametrize("field,value", [("cost_usd", float("nan")), ("cost_usd", float("inf")),
-                                         ("cost_usd", -0.5), ("input_tokens", -100)])
+                                         ("cost_usd", -0.5), ("input_tokens", -100),
+                                         ("cost_usd", 1e18)])  # later requests' costs vanish into it
 def test_money_or_tokens_that_would_switch_a_budget_off_are_refused(tmp_path: Path, field: str, value: Any) -> None:
     task = saved_session(tmp_path)
 
