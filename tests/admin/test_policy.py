@@ -267,3 +267,22 @@ def test_the_day_budget_still_stops_a_session_that_spent_the_most_a_file_may_say
     run = Agent.resume(task, provider=simulated_provider(api), cwd=tmp_path).run_sync("list the files, many times")
     assert run.done is not None and run.done.reason == "max_budget", run.done
     assert DailyLedger(tmp_path / "ledger").spent() >= 0.002
+
+
+def test_an_unpriced_request_record_with_huge_token_counts_cannot_lift_the_day_budget(tmp_path: Path, admin: Any) -> None:
+    """The near variant of the 1e18 ``spent``: a record saying it had no price (``cost_usd: null``) and 1e21
+    input tokens is counted at a stand-in's prices, $3e15, past the bound on money a file may say; each
+    later request's cost vanished into it and 25 requests ran on a cap of $0.002, the ledger unchanged."""
+    task = tmp_path / "task"
+    first = agent(tmp_path, task_dir=task)
+    first.run_sync("hi")
+    first.close()
+    records = json.loads((task / "requests.json").read_text())
+    records[-1].update(cost_usd=None)
+    records[-1]["usage"]["input_tokens"] = 10**21
+    (task / "requests.json").write_text(json.dumps(records))
+    admin(max_daily_budget_usd=0.002)
+    api = SimulatedAPI([tool_reply("list_files", {"path": "."})] * 30 + [text_reply("done")])
+    run = Agent.resume(task, provider=simulated_provider(api), cwd=tmp_path).run_sync("list the files, many times")
+    assert run.done is not None and run.done.reason == "max_budget", run.done
+    assert DailyLedger(tmp_path / "ledger").spent() >= 0.002

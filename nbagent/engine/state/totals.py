@@ -12,7 +12,7 @@ import pydantic
 from ..api_facts.cost import Usage, cost_of, price_of
 from ..api_facts.models import ModelInfo, most_expensive_of_family
 from ..contracts.events import RequestRecord, Totals
-from ..contracts.saved import SAVED_CONFIG, Money, NonNegInt
+from ..contracts.saved import MAX_MONEY_USD, SAVED_CONFIG, Money, NonNegInt
 
 
 def budget_cost(record: RequestRecord) -> float:
@@ -27,7 +27,9 @@ def billed_usage(record: RequestRecord) -> Usage:
 
 
 def _counted(cost_usd: float | None, usage: Usage, model: str) -> float:
-    return cost_usd if cost_usd is not None else price_of(usage, most_expensive_of_family(model))
+    # At most what a file may say a request cost (MAX_MONEY_USD): a record with no price and 1e21
+    # tokens (counts are unbounded) was counted at $3e15, and later requests' costs vanished into the sum.
+    return cost_usd if cost_usd is not None else min(price_of(usage, most_expensive_of_family(model)), MAX_MONEY_USD)
 
 
 # Unlike every other saved record, unknown keys are ignored (as before records were validated
