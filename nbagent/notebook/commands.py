@@ -108,12 +108,12 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
             return
     sess = _need_session(magics)
     t = sess.totals
-    earlier = magics.document.earlier_spend(sess.agent)
+    earlier, not_added = magics.document.earlier_spend(sess.agent), magics.document.earlier_not_signed(sess.agent)
     shown = shown_turns(magics)
     if shown is not None and shown < sess.turn and any(r.turn > shown for r in sess.records):
         # Mid-replay, where later turns spent: the turns shown, as %agent history lists them. (A
         # later turn that billed nothing, failed before its answer, leaves the totals as they were.)
-        whole = spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests, earlier)
+        whole = spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests, earlier, not_added)
         print("\n".join(replayed_so_far(sess.records, shown, whole, t.spent_requests - t.requests)))
         return
     u = t.usage
@@ -121,7 +121,7 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "
           f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}"
           + (f"  cut-off tokens {cut:,}" if cut else ""))  # the turn table's column: in spent, not in the others
-    print(spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests, earlier))
+    print(spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests, earlier, not_added))
     shares = [r.usage.cache_hit_share for r in sess.agent.records[-COST_RECENT:]]
     if shares:
         total = u.cache_hit_share

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = None,
-               earlier: "Spent | None" = None) -> str:
+               earlier: "Spent | None" = None, not_added: int = 0) -> str:
     """What the session spent (every request billed; a rollback never lowers it), what of it was
     spent before this kernel (``recorded``: a loaded record's turns) and, when a rollback made
     them differ, what the requests of the current history cost. The others were rolled back, or cut
@@ -31,7 +31,9 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     ``spent_unpriced``: of the spent requests, those without prices (``Spent.unpriced_requests``;
     ``t.unpriced_requests`` counts the history's only, so a rolled-back one would read as $0).
     ``earlier``: what this notebook's sessions that a kernel restart (or ■) cut short before any turn
-    finished spent (``RecordKeeper.earlier_spend``): added, and said."""
+    finished spent (``RecordKeeper.earlier_spend``): added, and said. ``not_added``: how many such
+    sessions were left out, their link not signed by this user's key (``RecordKeeper.earlier_not_signed``):
+    said, so that an index an earlier nbagent wrote does not silently read as $0."""
     from ..engine.state.totals import Spent
 
     unpriced = t.unpriced_requests if spent_unpriced is None else spent_unpriced
@@ -42,6 +44,9 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     if earlier is not None:
         line += (f" ({fmt_total_cost(more.cost_usd, more.unpriced_requests, more.requests)} in {more.requests} of them "
                  "by this notebook's earlier session(s) that a kernel restart or ■ cut short before a turn finished)")
+    if not_added:
+        line += (f" (not added: {not_added} earlier session(s) linked to this notebook's name and cut short before a "
+                 "turn finished whose link your key did not sign: written before nbagent signed it, or someone else's)")
     if recorded:
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
@@ -132,8 +137,8 @@ def status(magics: "MagicsApi", args: Namespace) -> None:
     print(f"model        {marked_line(agent.config.model)} ({marked_line(agent.provider.name)})")
     print(f"endpoint     {endpoint_line(agent)}")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    earlier = magics.document.earlier_spend(agent)
-    print(f"money        {spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests, earlier)}")
+    earlier, not_added = magics.document.earlier_spend(agent), magics.document.earlier_not_signed(agent)
+    print(f"money        {spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests, earlier, not_added)}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     policy = ContextPolicy.parse(agent.config.context)  # stored parsed: the same object
     print(f"policy       {policy} ({' → '.join(policy.layers)})")

@@ -62,8 +62,9 @@ def _running(task: Path) -> bool:
     return True
 
 
-def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
-    """The folders of ``notebook``'s sessions, made by other kernels, in which no turn finished."""
+def _no_turn_sessions(root: Path, notebook: str, current: str | None) -> list[tuple[Path, bool]]:
+    """The folders of ``notebook``'s sessions, made by other kernels, in which no turn finished, each
+    with whether this user's key signed its index for that session and notebook."""
     folder = root / RECORD_DIR / INDEX
     if not folder.is_dir():
         return []
@@ -71,30 +72,53 @@ def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
     for path in sorted(folder.glob("*.json")):
         index = load_index(root, path.stem)
         if index is None or index.turns or index.notebook != notebook or index.session == current \
-                or _made_here(index.session) or not signed_by_user(index.linked, _PURPOSE, index.session, notebook):
+                or _made_here(index.session):
             continue
         task = sessions_dir(root) / index.session
         if task.is_dir() and not _running(task):
-            found.append(task)
+            found.append((task, signed_by_user(index.linked, _PURPOSE, index.session, notebook)))
     return found
+
+
+def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
+    """The folders of ``notebook``'s sessions, made by other kernels, in which no turn finished."""
+    return [task for task, signed in _no_turn_sessions(root, notebook, current) if signed]
+
+
+def _billed(task: Path) -> Spent | None:
+    """What ``task``'s records say it was billed (None: unreadable, or no request of it is left)."""
+    from ...classroom import _folder_figures
+    from ...engine.state.totals import Spent
+
+    figures = _folder_figures(task)
+    # Only where a request of it is still in its records: the one a restart cut short. A session
+    # rolled back to its start, or a copy forked at turn 0 from a record it only replayed (a
+    # Duplicate's rollback), holds none; its money is the record's, counted where that replays.
+    if figures is None or not figures["requests"] or not figures["prompts"]:
+        return None
+    return Spent(requests=figures["requests"], cost_usd=figures["cost_usd"], budget_usd=figures["budget_usd"],
+                 unpriced_requests=figures["unpriced_requests"])
+
+
+def not_signed(root: Path, notebook: str, current: str | None) -> int:
+    """How many sessions :func:`cut_short_spend` would have added but for its index's signature:
+    linked before nbagent signed the link (an upgrade), or by someone else (a received folder), or
+    where this user's key could not sign. Said, so that an upgrade does not silently read as $0."""
+    return sum(1 for task, signed in _no_turn_sessions(root, notebook, current)
+               if not signed and _billed(task) is not None)
 
 
 def cut_short_spend(root: Path, notebook: str, current: str | None) -> Spent | None:
     """What :func:`cut_short`'s sessions spent (None: none spent anything). A folder that cannot be
     read counts nothing (as ``class_summary``'s ``unreadable``), nor one whose records hold no request."""
-    from ...classroom import _folder_figures
     from ...engine.state.totals import Spent
 
     total = Spent()
     for task in cut_short(root, notebook, current):
-        figures = _folder_figures(task)
-        # Only where a request of it is still in its records: the one a restart cut short. A session
-        # rolled back to its start, or a copy forked at turn 0 from a record it only replayed (a
-        # Duplicate's rollback), holds none; its money is the record's, counted where that replays.
-        if figures is not None and figures["requests"] and figures["prompts"]:
-            total = total + Spent(requests=figures["requests"], cost_usd=figures["cost_usd"],
-                                  budget_usd=figures["budget_usd"], unpriced_requests=figures["unpriced_requests"])
+        billed = _billed(task)
+        if billed is not None:
+            total = total + billed
     return total if total.requests else None
 
 
-__all__ = ["cut_short", "cut_short_spend", "link_signature"]
+__all__ = ["cut_short", "cut_short_spend", "link_signature", "not_signed"]

@@ -5,6 +5,7 @@ notebook had spent. Another notebook in the same folder never counts it."""
 from __future__ import annotations
 
 import glob
+import json
 import re
 from pathlib import Path
 from typing import Iterator
@@ -110,6 +111,24 @@ def test_a_cut_short_session_in_a_received_folder_is_not_this_notebooks_spend(cu
         cost = _run(mine, "%agent cost")
     finally:
         mine.close()
-    assert "earlier session" not in cost, cost
+    assert "by this notebook's earlier session" not in cost, cost
+    assert "not added: 1 earlier session(s)" in cost, cost  # said, not silently $0
     own = float(re.search(r"spent \$([0-9.]+)", cost).group(1))  # type: ignore[union-attr]
     assert own == pytest.approx(total - before, abs=1e-4)
+
+
+def test_a_cut_short_session_an_earlier_nbagent_linked_is_said_not_silently_dropped(cut_short):
+    """An upgrade: main's nbagent linked the cut-short session with no signature. Its money is not
+    added (an unsigned index may be planted), but ``%agent cost`` and ``%agent status`` say a session
+    was left out and why, instead of reading as if nothing had been spent before."""
+    folder, d = cut_short
+    indexes = glob.glob(str(folder / ".nbagent" / "replay" / "*.json"))
+    assert len(indexes) == 1
+    data = json.loads(Path(indexes[0]).read_text())
+    del data["linked"]
+    Path(indexes[0]).write_text(json.dumps(data))
+    _run(d, f"%%agent\n{PROMPT}")
+    for command in ("%agent cost", "%agent status"):
+        said = _run(d, command)
+        assert "by this notebook's earlier session" not in said, said
+        assert "not added: 1 earlier session(s) linked to this notebook's name" in said, said
