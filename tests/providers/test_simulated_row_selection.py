@@ -167,3 +167,30 @@ async def test_how_many_of_something_the_frame_lacks_says_so(tmp_path: Path) -> 
     codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path), "How many cities are in `orders`?")
     assert codes == []
     assert answer.startswith('(simulated model) `orders` has no column for "cities" to count.')
+
+
+async def test_how_many_rows_per_group_counts_each_group(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many rows per customer are in `orders`?")
+    assert codes == ['orders["customer"].value_counts()']  # main: orders.shape, the whole frame's
+    counts = ORDERS["customer"].value_counts()
+    listed = ", ".join(f"{c} {n}" for c, n in counts.items())
+    assert answer.startswith(f"(simulated model) the rows of `orders` per customer: {listed}.")
+
+
+async def test_a_condition_beside_a_group_question_ranks_only_those_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer has the largest quantity for price above 12 in `orders`?")
+    # main: the rows were selected, then every row ranked (dee's 11 units, 8 of them at $7.50 and $8)
+    assert codes[-1] == 'orders[orders["price"] > 12].groupby("customer")["quantity"].sum().sort_values(ascending=False)'
+    kept = ORDERS[ORDERS["price"] > 12].groupby("customer")["quantity"].sum()
+    top = kept.idxmax()
+    assert f"{top} has the largest total quantity ({kept.max()}) by customer, among the rows with price > 12." in answer
+
+
+async def test_top_regions_by_a_number_before_its_types_are_known_groups_by_the_text(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What are the top 2 customers by quantity in `orders`?")
+    # main: orders.groupby("quantity")["customer"].sum(), a TypeError (the count read as the group)
+    assert codes == ["orders.dtypes", 'orders.groupby("customer")["quantity"].sum().nlargest(2)']
+    assert "the top 2 customer values by total quantity" in answer

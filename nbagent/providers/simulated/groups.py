@@ -23,9 +23,9 @@ GROUP = re.compile(
     r"\b((?<!\bat )most|largest|biggest|highest|top|best|leading|max(?:imum)?|lowest|smallest|(?<!\bat )least|fewest)\b"
     r"|\b((?<!\bat )most|largest|biggest|highest|lowest|smallest|(?<!\bat )least|fewest)\b.*\b(?:by|per)\s+(\w+)"
     r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading|lowest|smallest)"
-    r"\s+(\w+)"
+    r"\s+(?:\d+\s+)?(\w+)"
     r"|\btop\s+\d+\s+(\w+)",
-    re.I)  # "what are the top regions", "which is the best region": the group follows the superlative;
+    re.I)  # "what are the (top 2) regions", "which is the best region": the group follows the superlative (and its count);
 # "top 3 customers by quantity": the group follows the count
 _TOP_N = re.compile(r"\btop\s+(\d+)\b", re.I)
 # A group named after "by" wins ("what is the highest revenue by region": region, not revenue).

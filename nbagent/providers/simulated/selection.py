@@ -1,7 +1,7 @@
 """The demo brain's questions about some rows of a DataFrame: how many meet a condition
-(``(orders["price"] > 20).sum()``), which they are (``orders[orders["price"] > 20]``), the frame
-sorted by a column (``orders.sort_values("price", ascending=False)``), and missing values filled
-(``orders["price"] = orders["price"].fillna(orders["price"].median())``).
+(``(orders["price"] > 20).sum()``), which they are (``orders[orders["price"] > 20]``), and missing
+values filled (``orders["price"] = orders["price"].fillna(orders["price"].median())``). Sorts are in
+:mod:`.sorting`.
 
 A condition is a column, a comparison in words or symbols ("above", "at most", ">=") and a
 number, which may carry a currency sign, thousands separators or an exponent ("$1,000", "1e3").
@@ -30,12 +30,6 @@ ROWS_WHERE = re.compile(rf"\bhow many\b[^.?!\n]{{0,200}}?{_CONDITION}", re.I)
 ROWS_SHOWN = re.compile(rf"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{{0,200}}?{_CONDITION}",
                         re.I)
 """"Show the orders with price above 20", "which rows have quantity at least 5": the rows themselves."""
-SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,40})", re.I)
-_DESCENDING = re.compile(r"\b(?<!not )(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
-                         r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest)"
-                         r"|(?:highest|largest|biggest|greatest|most|high|large|big|z)\s+to\s+(?:the\s+)?"
-                         r"(?:lowest|smallest|least|low|small|a))\b|\bnot\s+(?:asc\w*|increasing)\b", re.I)
-""""Largest first", "high to low", "descending" (not "not descending": that is ascending)."""
 # Words before "fill" in its sentence that do not ask for it: a negation ("don't fill …", "without
 # filling") or a question about it ("should I fill …", "how would I fill …"): the frame is the
 # user's, changed only when they ask for the change ("can you fill …", "please fill …" do).
@@ -47,6 +41,7 @@ FILLED = re.compile(rf"(?:^|(?<=[.?!\n]))(?:(?!\b{_NOT_ASKED}\b)[^.?!\n])*?"
                     r"[^.?!\n]{0,80}?\bwith\s+(?:the\s+|a\s+|its\s+|their\s+)?(?:column'?s?\s+)?"
                     r"(?P<how>mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
 """"Fill the missing prices with the median": missing values filled; not "don't fill …", nor "should I fill …"."""
+_ANYWHERE = re.compile(_CONDITION, re.I)
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
                 "less than": "<", "at least": ">=", "at most": "<=", ">": ">", "<": "<", ">=": ">=", "<=": "<="}
 _FILL_STATS = {"mean": "mean", "average": "mean", "median": "median"}
@@ -74,6 +69,14 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str
     joined = "&" if more.group(1).lower() == "and" else "|"
     return (f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
             f"{said} {more.group(1).lower()} {other} {op2} {number2}")
+
+
+def rows_mask(frame: Frame, prompt: str) -> tuple[str, str] | None:
+    """The mask code of a condition anywhere in the prompt ("which region has the highest revenue
+    for units above 1": ``sales["units"] > 1``) and how the answer says it; None when there is
+    none that names a column."""
+    found = _condition(frame, prompt, _ANYWHERE)
+    return found if isinstance(found, tuple) else None
 
 
 def _number(text: str, thousands: str | None) -> str:
@@ -117,24 +120,6 @@ def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
             return None
         return f"no row of `{frame.name}` has {what}" if n == 0 else f"{_rows(n, frame.name)} {what}"
     return [Step("python", {"code": code}, f"select the rows of `{frame.name}` with {what}", reads=said, shows=True)]
-
-
-def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
-    """``orders.sort_values("price")`` (``ascending=False`` when asked for the largest first); the
-    frame itself is left as it was."""
-    m = SORTED.search(without_frame(frame.name, prompt, frame.columns))
-    col = matches(m.group(1), frame.columns) if m else None
-    if m is None or col is None:
-        if frame.columns or frame.looked:
-            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to sort by."
-        return [frame.look(quiet=True)]
-    descending = _DESCENDING.search(m.group("rest")) is not None
-    code = f"{frame.name}.sort_values({literal(col)}{', ascending=False' if descending else ''})"
-    order = "largest first" if descending else "smallest first"
-    return [Step("python", {"code": code}, f"sort `{frame.name}` by {col}, {order}",
-                 reads=lambda out: None if (n := readers.frame_rows(out)) is None
-                 else f"`{frame.name}` sorted by {col}, {order} ({n:,} rows; `{frame.name}` itself is unchanged)",
-                 shows=True)]
 
 
 def fill_stat(prompt: str) -> str | None:
@@ -197,4 +182,4 @@ def _filled_said(what: str, by: str, output: str) -> str | None:
     return f"filled the {what} with {by}; still missing (not numbers): {listed}"
 
 
-__all__ = ["FILLED", "ROWS_SHOWN", "ROWS_WHERE", "SORTED", "fill_stat", "filled", "rows_shown", "rows_where", "sorted_by"]
+__all__ = ["FILLED", "ROWS_SHOWN", "ROWS_WHERE", "fill_stat", "filled", "rows_mask", "rows_shown", "rows_where"]
