@@ -14,6 +14,7 @@ from typing import Callable
 from . import readers, selection, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
+from .derived import spends, with_spent
 from .groups import GROUP, largest_group
 from .step import Step
 
@@ -180,21 +181,44 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     made = _SKILLS[intent][1](frame, prompt)
     if intent != "largest_group" or isinstance(made, str) or any(s.input.get("code") == look_code(frame.name) for s in made):
         return made
-    # "which region has the highest revenue for units above 1": the groups of those rows only
-    found = selection.rows_mask(frame, prompt)
-    if found is None:
+    rows = selection.rows_condition(frame, prompt)
+    if (rows is not None or spends(prompt)) and frame.dtypes is None:
+        # which column is a number decides what is ranked: look first, at the frame itself
+        return made if frame.looked else [frame.look(quiet=True)]
+    spent = with_spent(frame, prompt)
+    if rows is None and spent is None:
         return made
-    mask, said = found
-    within = _SKILLS[intent][1](replace(frame, name=f"{frame.name}[{mask}]"), prompt)
-    return within if isinstance(within, str) else [_among(step, said) for step in within]
+    about, notes = without_frame(frame.name, prompt, frame.columns), []
+    if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
+        about = rows.cut_from(about)
+        frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
+        notes.append(f"among the rows with {rows.said}")
+    if spent is not None:  # "which customer spent the most": price × quantity, not the prices
+        frame = replace(frame, name=f"{frame.name}.assign(spent={spent.code})", columns=(*frame.columns, "spent"),
+                        dtypes={**(frame.dtypes or {}), "spent": "float64"})
+        about = spent.named_in(about)
+        notes.append(spent.said)
+    within = _SKILLS[intent][1](frame, about)
+    if isinstance(within, str):
+        return within
+    return [_chained(_saying(step, ", ".join(notes)), frame.name) for step in within]
 
 
-def _among(step: Step, condition: str) -> Step:
-    """``step`` whose sentence says the rows it ranked ("…, among the rows with units > 1")."""
+def _chained(step: Step, source: str) -> Step:
+    """A long pandas chain on ``source`` broken as people write it: in parentheses, a method a line."""
+    code = str(step.input.get("code", ""))
+    if len(code) <= 100 or not code.startswith(source):
+        return step
+    rest = code[len(source):]
+    return replace(step, input={**step.input, "code": f"({source}\n {rest})"})
+
+
+def _saying(step: Step, note: str) -> Step:
+    """``step`` whose sentence says what it ranked ("…, among the rows with units > 1")."""
     reads = step.reads
     if reads is None:
         return step
-    return replace(step, reads=lambda out: None if (text := reads(out)) is None else f"{text}, among the rows with {condition}")
+    return replace(step, reads=lambda out: text if not (text := reads(out)) else f"{text}, {note}")
 
 
 __all__ = ["SHOWS_ROWS", "frame_steps", "intents"]

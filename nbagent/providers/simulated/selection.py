@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from typing import NamedTuple
 
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
 from .step import Step
 
 # "50k" is 50,000; any other letter on the number ("20x", "3rd") makes it no condition, not the
-# number before it ("salary above 50k" was salary > 50).
-_NUMBER = r"[$€£]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(k)?(?!\w|[,.]\d)"
+# number before it ("salary above 50k" was salary > 50). A comma before three digits groups
+# thousands ("1,000"); before one or two it is a decimal comma ("12,5" is 12.5, as much of Europe writes it).
+_NUMBER = r"[$€£]?(-?(?:\d{1,3}(?:,\d{3})+|\d+,\d{1,2}(?!\d)|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(k)?(?!\w|[,.]\d)"
 _CONDITION = (r"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more than|below|under|less than|"
               rf"at least|at most|>=|<=|>|<)\s*{_NUMBER}")
 # The condition is looked for within the sentence that asks (at most 200 characters on), so that a
@@ -47,7 +49,22 @@ _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">"
 _FILL_STATS = {"mean": "mean", "average": "mean", "median": "median"}
 
 
-def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str, str] | list[Step] | str:
+class Condition(NamedTuple):
+    """A condition on rows: its mask code, how the answer says it, and where the prompt (the frame's
+    name taken out, :func:`~.columns.without_frame`) says it."""
+
+    mask: str
+    said: str
+    start: int
+    end: int
+
+    def cut_from(self, text: str) -> str:
+        """``text`` (the frame's name taken out) without the condition's words, so that its column
+        is not read as the one to total or average."""
+        return f"{text[:self.start]} {text[self.end:]}"
+
+
+def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition | list[Step] | str:
     """The mask code of the prompt's condition (``orders["price"] > 20``; two joined by "and" / "or"
     both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
     text = without_frame(frame.name, prompt, frame.columns)
@@ -61,27 +78,26 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str
     mask, said = f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}"
     more = _AND.match(text, m.end())
     if more is None:
-        return mask, said
+        return Condition(mask, said, m.start(), m.end())
     other = matches(more.group(2), frame.columns)
     if other is None:  # never a condition left out silently: the rows would not be the ones asked for
         return f"I could not tell which column of `{frame.name}` the condition after \"{more.group(1)}\" compares."
     op2, number2 = _COMPARISONS[more.group(3).lower()], _number(more.group(4), more.group(5))
     joined = "&" if more.group(1).lower() == "and" else "|"
-    return (f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
-            f"{said} {more.group(1).lower()} {other} {op2} {number2}")
+    return Condition(f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
+                     f"{said} {more.group(1).lower()} {other} {op2} {number2}", m.start(), more.end())
 
 
-def rows_mask(frame: Frame, prompt: str) -> tuple[str, str] | None:
-    """The mask code of a condition anywhere in the prompt ("which region has the highest revenue
-    for units above 1": ``sales["units"] > 1``) and how the answer says it; None when there is
-    none that names a column."""
+def rows_condition(frame: Frame, prompt: str) -> Condition | None:
+    """A condition anywhere in the prompt ("which region has the highest revenue for units above 1":
+    ``sales["units"] > 1``); None when there is none that names a column."""
     found = _condition(frame, prompt, _ANYWHERE)
-    return found if isinstance(found, tuple) else None
+    return found if isinstance(found, Condition) else None
 
 
 def _number(text: str, thousands: str | None) -> str:
-    """The number as code: "1,000" is 1000 (not 1), "50k" 50000."""
-    text = text.replace(",", "")
+    """The number as code: "1,000" is 1000 (not 1), "12,5" 12.5, "50k" 50000."""
+    text = text.replace(",", ".") if re.fullmatch(r"-?\d+,\d{1,2}", text) else text.replace(",", "")
     if not thousands:
         return text
     value = Decimal(text) * 1000
@@ -96,9 +112,9 @@ def _rows(n: int, name: str) -> str:
 def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition."""
     found = _condition(frame, prompt, ROWS_WHERE)
-    if not isinstance(found, tuple):
+    if not isinstance(found, Condition):
         return found
-    mask, what = found
+    mask, what = found.mask, found.said
     code = f"({mask}).sum()"
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
                  reads=lambda out: None if (n := readers.number(out)) is None
@@ -109,9 +125,9 @@ def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
     """``orders[orders["price"] > 20]``: the rows meeting the condition, counted in the answer
     and shown as pandas prints them."""
     found = _condition(frame, prompt, ROWS_SHOWN)
-    if not isinstance(found, tuple):
+    if not isinstance(found, Condition):
         return found
-    mask, what = found
+    mask, what = found.mask, found.said
     code = f"{frame.name}[{mask}]"
 
     def said(out: str) -> str | None:
@@ -182,4 +198,4 @@ def _filled_said(what: str, by: str, output: str) -> str | None:
     return f"filled the {what} with {by}; still missing (not numbers): {listed}"
 
 
-__all__ = ["FILLED", "ROWS_SHOWN", "ROWS_WHERE", "fill_stat", "filled", "rows_mask", "rows_shown", "rows_where"]
+__all__ = ["Condition", "FILLED", "ROWS_SHOWN", "ROWS_WHERE", "fill_stat", "filled", "rows_condition", "rows_shown", "rows_where"]
