@@ -15,7 +15,7 @@ from . import readers, selection, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
 from .derived import spends, with_spent
-from .groups import GROUP, largest_group
+from .groups import GROUP, largest_group, rows_counted
 from .step import Step
 
 # "how many rows per region" counts each region's rows, not the frame's
@@ -172,6 +172,9 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
 }
 _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 """"How many rows have price above 20", "how many unique customers": counts, not the frame's shape."""
+_RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
+                     r"|spent|spends?|spending|paid|pays?)\b", re.I)
+"""A group question's words: a condition ranks only its rows when said with them."""
 SHOWS_ROWS = frozenset({"rows_shown", "sorted", "top_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
@@ -181,7 +184,8 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     made = _SKILLS[intent][1](frame, prompt)
     if intent != "largest_group" or isinstance(made, str) or any(s.input.get("code") == look_code(frame.name) for s in made):
         return made
-    rows = selection.rows_condition(frame, prompt)
+    prompt = rows_counted(frame.name, prompt, frame.columns)  # "the most orders" of a selection: its rows
+    rows = selection.rows_condition(frame, prompt, _RANKED)
     if (rows is not None or spends(prompt)) and frame.dtypes is None:
         # which column is a number decides what is ranked: look first, at the frame itself
         return made if frame.looked else [frame.look(quiet=True)]

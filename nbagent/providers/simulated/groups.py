@@ -69,6 +69,16 @@ def _counted(frame: str, prompt: str, columns: Sequence[str]) -> bool:
     return re.search(rf"\b(?:{ranked})\s+`?(?:{things})\b", prompt, re.I) is not None
 
 
+def rows_counted(frame: str, prompt: str, columns: Sequence[str]) -> str:
+    """``prompt`` saying "rows" where its "most" counts the frame's own name ("which customer has
+    the most orders" in `orders`: the most rows), so that a selection of the frame's rows, named by
+    its code (``orders[orders["price"] > 10]``), still counts them (not the prices' total)."""
+    if not _counted(frame, prompt, columns):
+        return prompt
+    ranked = r"most|fewest|(?:largest|highest|smallest) number of"
+    return re.sub(rf"\b({ranked})\s+`?{re.escape(frame)}\b`?", r"\1 rows", prompt, flags=re.I)
+
+
 def _largest_said(by: str, what: str, output: str, count: bool = False) -> str | None:
     """The first row of a sorted Series, and the rows tied with it ("ann, bob and cy have the most
     rows (3) by customer")."""
@@ -235,4 +245,4 @@ def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, f"{most} rows", out, count=True)))
 
 
-__all__ = ["GROUP", "group_stat", "largest_group"]
+__all__ = ["GROUP", "group_stat", "largest_group", "rows_counted"]

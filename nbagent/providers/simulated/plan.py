@@ -80,7 +80,7 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
         steps += plot_steps(frame, about)
     stats = _stats(prompt)
     # "the average price for quantity above 2": the statistic of those rows, quantity no value of it
-    rows = rows_condition(frame, prompt) if stats and is_frame else None
+    rows = rows_condition(frame, prompt, _STAT_ASKED) if stats and is_frame else None
     about = rows.cut_from(about) if rows else about
     if stats and is_frame and not frame.looked and (not frame.columns or statistics.stat_needs_dtypes(about, frame.columns)):
         # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
@@ -91,6 +91,10 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     numeric = frame.numeric() if frame.dtypes is not None else None
     steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows) for stat in stats]
     return steps, notes
+
+
+_STAT_ASKED = re.compile(rf"\b(?:{'|'.join(statistics.STATS)})\b", re.I)
+"""A statistic's word: a condition is of its rows only in the words that ask it."""
 
 
 def _stats(prompt: str) -> list[str]:

@@ -44,6 +44,8 @@ FILLED = re.compile(rf"(?:^|(?<=[.?!\n]))(?:(?!\b{_NOT_ASKED}\b)[^.?!\n])*?"
                     r"(?P<how>mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
 """"Fill the missing prices with the median": missing values filled; not "don't fill …", nor "should I fill …"."""
 _ANYWHERE = re.compile(_CONDITION, re.I)
+_SENTENCE_END = re.compile(r"[.?!;](?!\d)|\n")
+_ROWS_ASKED = re.compile(r"\b(?:how many|show|list|display|give me|filter|select|count)\b", re.I)
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
                 "less than": "<", "at least": ">=", "at most": "<=", ">": ">", "<": "<", ">=": ">=", "<=": "<="}
 _FILL_STATS = {"mean": "mean", "average": "mean", "median": "median"}
@@ -88,11 +90,22 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition
                      f"{said} {more.group(1).lower()} {other} {op2} {number2}", m.start(), more.end())
 
 
-def rows_condition(frame: Frame, prompt: str) -> Condition | None:
-    """A condition anywhere in the prompt ("which region has the highest revenue for units above 1":
-    ``sales["units"] > 1``); None when there is none that names a column."""
+def rows_condition(frame: Frame, prompt: str, asks: re.Pattern[str]) -> Condition | None:
+    """A condition on the rows a question (``asks``: its statistic or superlative) is about ("which
+    region has the highest revenue for units above 1": ``sales["units"] > 1``); None when there is
+    none that names a column, or when it is a question of its own: in another sentence ("What is
+    the average price? How many rows have quantity above 2?") or after its own verb ("…, and show
+    me the rows with quantity above 2"): those ask about every row."""
     found = _condition(frame, prompt, _ANYWHERE)
-    return found if isinstance(found, Condition) else None
+    if not isinstance(found, Condition):
+        return None
+    text = without_frame(frame.name, prompt, frame.columns)
+    start = max((b.end() for b in _SENTENCE_END.finditer(text, 0, found.start)), default=0)
+    end = next((b.start() for b in _SENTENCE_END.finditer(text, found.end)), len(text))
+    verbs = list(_ROWS_ASKED.finditer(text, start, found.start))
+    # after a verb of its own, the question must be said between that verb and the condition
+    own = text[verbs[-1].end():found.start] if verbs else text[start:end]
+    return found if asks.search(own) else None
 
 
 def _number(text: str, thousands: str | None) -> str:

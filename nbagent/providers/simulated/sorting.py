@@ -119,7 +119,9 @@ def top_rows(frame: Frame, prompt: str) -> list[Step] | str:
         if frame.columns or frame.looked:
             return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to rank by."
         return [frame.look(quiet=True)]
-    largest = m.group(1).lower() in ("top", "first")
+    # "top" the largest, "bottom" the smallest; "first" / "last" in the column's order, as a sort's
+    # "show the first 3" (the last 2 by date are the latest, not the earliest)
+    largest = m.group(1).lower() in ("top", "last")
     n = int(m.group(2))
     code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)})"
     which = "largest" if largest else "smallest"
