@@ -74,3 +74,26 @@ async def test_the_first_and_last_rows_by_a_column_are_in_its_order(tmp_path: Pa
     lines = answer.split("```")[1].strip().splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["customer"])
     assert lines[header + 1].split()[-1] == first  # the first row printed
+
+
+@pytest.mark.parametrize(("prompt", "code"), [
+    ("Sort `orders` and show the top 3 by price", 'orders.sort_values("price", ascending=False).head(3)'),
+    ("Sort `orders` by date and show the top 3 by price", 'orders.sort_values("price", ascending=False).head(3)'),
+    ("Sort `orders` by date and show the bottom 2 by quantity", 'orders.sort_values("quantity").head(2)'),
+])
+async def test_a_sorts_top_rows_by_a_column_are_ranked_by_it_and_no_group(tmp_path: Path, prompt: str, code: str) -> None:
+    codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path), prompt)
+    # me4: a second cell grouping by customer ("`orders` has no by column, so I grouped by customer"),
+    # or by price the dates' total (a TypeError); "by date … the top 3 by price" sorted by date
+    assert codes == [code]
+    assert "grouped" not in answer
+
+
+async def test_who_spent_the_most_totals_what_was_spent_after_a_price_is_named(tmp_path: Path) -> None:
+    codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path),
+                                           "Sort `orders` by price. Which customer spent the most?")
+    spent = (ORDERS["price"] * ORDERS["quantity"]).groupby(ORDERS["customer"]).sum().sort_values(ascending=False)
+    # me4: the spent column made, then the prices totalled: "bob has the largest total price (55.00) …,
+    # spent being price × quantity"
+    assert '.groupby("customer")["spent"].sum()' in codes[-1]
+    assert f"{spent.index[0]} has the largest total spent ({spent.iloc[0]:,.2f}) by customer" in answer

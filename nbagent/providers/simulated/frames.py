@@ -46,6 +46,8 @@ def intents(prompt: str) -> list[str]:
         found.remove("how_many")
     if "top_rows" in found:  # "the top 3 rows by revenue" are rows, not a group called "rows"
         found = [f for f in found if f not in ("largest_group", "sorted")]
+    if {"sorted", "largest_group"} <= set(found) and not GROUP.search(sorting.SORTED.sub(" ", prompt)):
+        found.remove("largest_group")  # "sort … and show the top 3 (by price)": the sort's rows, no group
     return found
 
 
@@ -200,7 +202,8 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     if spent is not None:  # "which customer spent the most": price × quantity, not the prices
         frame = replace(frame, name=f"{frame.name}.assign(spent={spent.code})", columns=(*frame.columns, "spent"),
                         dtypes={**(frame.dtypes or {}), "spent": "float64"})
-        about = spent.named_in(about)
+        # said first, so that it is what is totalled (not a price named earlier: "sort by price. Who spent most?")
+        about = f"spent: {spent.named_in(about)}"
         notes.append(spent.said)
     within = _SKILLS[intent][1](frame, about)
     if isinstance(within, str):

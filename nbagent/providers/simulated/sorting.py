@@ -27,6 +27,7 @@ _AGES = re.compile(r"(?:^|_)(?:age|ages|years?|tenure|seniority)(?:_|$)", re.I)
 # How many of the sorted rows to show: "the top 3" (largest first unless the order is said),
 # "the first 5" (in the sort's order), "the bottom 2" (smallest first).
 _HOW_MANY_ROWS = re.compile(r"\b(top|first|bottom|last)\s+(\d+)\b", re.I)
+_RANKED_BY = re.compile(r"\s+by\s+(?:the\s+)?(\w+)", re.I)
 TOP_ROWS = re.compile(r"\b(top|bottom|first|last)\s+(\d+)\s+(?:rows|records|entries)\b[^.?!\n]{0,80}?\bby\s+(?:the\s+)?(\w+)",
                       re.I)
 """"The top 3 rows of `sales` by revenue": those rows, not a group called "rows"."""
@@ -84,10 +85,13 @@ def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
     if isinstance(keys, str):
         return keys
     shown = _HOW_MANY_ROWS.search(text, m.start())
-    if shown is not None and len(keys) == 1 and not _said_order(m.group("rest")):
+    ranked = _RANKED_BY.match(text, shown.end()) if shown else None
+    if shown is not None and ranked is not None and (by := matches(ranked.group(1), frame.columns)) is not None:
+        keys = [(by, False)]  # "sort by date and show the top 3 by price": the 3 largest prices
+    if shown is not None and len(keys) == 1 and (ranked or not _said_order(m.group("rest"))):
         # "the top 3" are the largest, "the bottom 3" the smallest; "first" / "last" keep the order
         where = shown.group(1).lower()
-        keys = [(col, True if where == "top" else False if where == "bottom" else keys[0][1])]
+        keys = [(keys[0][0], True if where == "top" else False if where == "bottom" else keys[0][1])]
     code = _sort_code(frame.name, keys)
     order = _order_said(keys)
     if shown is None:
