@@ -97,3 +97,18 @@ async def test_who_spent_the_most_totals_what_was_spent_after_a_price_is_named(t
     # spent being price × quantity"
     assert '.groupby("customer")["spent"].sum()' in codes[-1]
     assert f"{spent.index[0]} has the largest total spent ({spent.iloc[0]:,.2f}) by customer" in answer
+
+
+@pytest.mark.parametrize(("prompt", "code", "first"), [
+    ("Give me the top 5 rows of `orders`", "orders.head(5)", "2024-01-05"),
+    ("Show the last 3 rows of `orders`", "orders.tail(3)", "2024-02-11"),
+])
+async def test_the_top_or_last_n_rows_are_the_frames_head_or_tail(tmp_path: Path, prompt: str, code: str,
+                                                                   first: str) -> None:
+    codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path), prompt)
+    # main and me4: "`orders` has no row column, so I grouped by customer: …" / orders.head() (the first 5)
+    assert codes == [code]
+    assert "grouped" not in answer
+    lines = answer.split("```")[1].strip().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["customer"])
+    assert lines[header + 1].split()[-1] == first and len(lines) - header - 1 == int(code[-2])

@@ -46,6 +46,10 @@ def intents(prompt: str) -> list[str]:
         found.remove("how_many")
     if "top_rows" in found:  # "the top 3 rows by revenue" are rows, not a group called "rows"
         found = [f for f in found if f not in ("largest_group", "sorted")]
+    if "first_rows" in found and {"sorted", "top_rows"} & set(found):  # the sort's (ranking's) own rows
+        found.remove("first_rows")
+    if "first_rows" in found and "largest_group" in found and not GROUP.search(sorting.FIRST_ROWS.sub(" ", prompt)):
+        found.remove("largest_group")  # "the top 5 rows": the frame's head, not a group called "rows"
     if {"sorted", "largest_group"} <= set(found) and not GROUP.search(sorting.SORTED.sub(" ", prompt)):
         found.remove("largest_group")  # "sort … and show the top 3 (by price)": the sort's rows, no group
     return found
@@ -162,6 +166,7 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
     "rows_shown": (selection.ROWS_SHOWN, selection.rows_shown),
     "sorted": (sorting.SORTED, sorting.sorted_by),
     "top_rows": (sorting.TOP_ROWS, sorting.top_rows),
+    "first_rows": (sorting.FIRST_ROWS, sorting.first_rows),
     "unique": (_UNIQUE, _unique_count),
     "how_many": (_HOW_MANY, _how_many),
     "shape": (_SHAPE, _shape),
@@ -177,7 +182,7 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"rows_shown", "sorted", "top_rows", "correlation"})
+SHOWS_ROWS = frozenset({"rows_shown", "sorted", "top_rows", "first_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
 

@@ -134,4 +134,22 @@ def top_rows(frame: Frame, prompt: str) -> list[Step] | str:
                  else f"the {got:,} rows of `{frame.name}` with the {which} {col}", shows=True)]
 
 
-__all__ = ["SORTED", "TOP_ROWS", "sorted_by", "top_rows"]
+FIRST_ROWS = re.compile(r"\b(top|first|bottom|last)\s+(\d+)\s+(?:rows|records|entries|lines)\b(?![^.?!\n]{0,80}?\bby\s)",
+                        re.I)
+""""The top 5 rows of `sales`", "the last 3 rows": the frame's own first (last) rows, in its order."""
+
+
+def first_rows(frame: Frame, prompt: str) -> list[Step] | str:
+    """``sales.head(5)`` for "the top 5 rows" / "the first 5 rows", ``sales.tail(3)`` for "the last 3"."""
+    m = FIRST_ROWS.search(prompt)
+    if m is None:
+        return f"I could not tell how many rows of `{frame.name}` to show."
+    n = int(m.group(2))
+    end = "tail" if m.group(1).lower() in ("last", "bottom") else "head"
+    which = "last" if end == "tail" else "first"
+    return [Step("python", {"code": f"{frame.name}.{end}({n})"}, f"show the {which} {n} rows of `{frame.name}`",
+                 reads=lambda out: None if (got := readers.frame_rows(out)) is None
+                 else f"the {which} {got:,} rows of `{frame.name}`", shows=True)]
+
+
+__all__ = ["FIRST_ROWS", "SORTED", "TOP_ROWS", "first_rows", "sorted_by", "top_rows"]
