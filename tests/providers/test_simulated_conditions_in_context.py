@@ -112,3 +112,13 @@ async def test_the_top_or_last_n_rows_are_the_frames_head_or_tail(tmp_path: Path
     lines = answer.split("```")[1].strip().splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["customer"])
     assert lines[header + 1].split()[-1] == first and len(lines) - header - 1 == int(code[-2])
+
+
+async def test_a_sorts_top_rows_by_a_column_the_frame_lacks_is_said(tmp_path: Path) -> None:
+    frame = ORDERS.copy()
+    codes, answer = await codes_and_answer(agent_with({"orders": frame}, tmp_path),
+                                           "Sort `orders` by date and show the top 3 by colour")
+    # before: sorted by date, the "by colour" left out without a word
+    assert codes == []
+    assert "I could not tell which column of `orders` \"top 3 by colour\" means." in answer
+    assert frame.equals(ORDERS)

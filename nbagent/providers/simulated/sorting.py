@@ -86,8 +86,11 @@ def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
         return keys
     shown = _HOW_MANY_ROWS.search(text, m.start())
     ranked = _RANKED_BY.match(text, shown.end()) if shown else None
-    if shown is not None and ranked is not None and (by := matches(ranked.group(1), frame.columns)) is not None:
-        keys = [(by, False)]  # "sort by date and show the top 3 by price": the 3 largest prices
+    if shown is not None and ranked is not None:  # "sort by date and show the top 3 by price": the 3 largest prices
+        by = matches(ranked.group(1), frame.columns)
+        if by is None:  # never a ranking left out silently
+            return f"I could not tell which column of `{frame.name}` \"{shown.group(0)} by {ranked.group(1)}\" means."
+        keys = [(by, False)]
     if shown is not None and len(keys) == 1 and (ranked or not _said_order(m.group("rest"))):
         # "the top 3" are the largest, "the bottom 3" the smallest; "first" / "last" keep the order
         where = shown.group(1).lower()
