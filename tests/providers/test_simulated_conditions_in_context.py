@@ -122,3 +122,12 @@ async def test_a_sorts_top_rows_by_a_column_the_frame_lacks_is_said(tmp_path: Pa
     assert codes == []
     assert "I could not tell which column of `orders` \"top 3 by colour\" means." in answer
     assert frame.equals(ORDERS)
+
+
+async def test_who_paid_the_highest_price_ranks_the_prices_not_what_was_spent(tmp_path: Path) -> None:
+    codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path),
+                                           "Which customer paid the highest price in `orders`?")
+    # me4: orders.assign(spent=orders["price"] * orders["quantity"]) …: cy "spent being price × quantity"
+    assert not any("assign" in c for c in codes)
+    assert codes[-1] == 'orders.groupby("customer")["price"].sum().sort_values(ascending=False)'
+    assert "spent" not in answer

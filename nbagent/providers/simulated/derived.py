@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .columns import Frame, column
+from .columns import Frame, column, named
 
 _SPENT = re.compile(r"\b(spent|spend|spends|spending|paid|pays?)\b", re.I)
 _PRICES = re.compile(r"^(?:unit_?)?price(?:_\w+)?$|^(?:unit_?)?cost$", re.I)
 _QUANTITIES = re.compile(r"^(?:quantity|quantities|qty|units?|count|n_items|items)$", re.I)
+_SENTENCE_END = re.compile(r"[.?!;](?!\d)|\n")
 # a column that already holds what was spent: ranked as it is
 _AMOUNTS = re.compile(r"^(?:spent|spend|amount|total|revenue|sales|value|paid|line_total|subtotal)(?:_\w+)?$", re.I)
 
@@ -44,10 +45,22 @@ def with_spent(frame: Frame, prompt: str) -> Spent | None:
     numeric = frame.numeric()
     price = next((c for c in numeric if _PRICES.match(c)), None)
     quantity = next((c for c in numeric if _QUANTITIES.match(c)), None)
-    if price is None or quantity is None:
+    if price is None or quantity is None or _names_a_number(frame, prompt):
         return None
     # the whole frame's columns: ``assign`` aligns them on the index, so a selection of rows takes its own
     return Spent(f"{column(frame.name, price)} * {column(frame.name, quantity)}", f"spent being {price} × {quantity}")
+
+
+def _names_a_number(frame: Frame, prompt: str) -> bool:
+    """Whether the sentence that says "spent" / "paid" names a number column itself ("which customer
+    paid the highest price": the prices ranked, not price × quantity); `the frame` by its name is none."""
+    text = re.sub(rf"`{re.escape(frame.name)}`", " ", prompt)
+    said = _SPENT.search(text)
+    if said is None:
+        return False
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, said.start())), default=0)
+    end = next((m.start() for m in _SENTENCE_END.finditer(text, said.end())), len(text))
+    return bool(named(text[start:end], frame.numeric()))
 
 
 __all__ = ["Spent", "spends", "with_spent"]

@@ -196,12 +196,12 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     if (rows is not None or spends(prompt)) and frame.dtypes is None:
         # which column is a number decides what is ranked: look first, at the frame itself
         return made if frame.looked else [frame.look(quiet=True)]
-    spent = with_spent(frame, prompt)
+    about, notes = without_frame(frame.name, prompt, frame.columns), []
+    about = rows.cut_from(about) if rows is not None else about
+    spent = with_spent(frame, prompt if rows is None else about)  # a condition's column is not what was spent
     if rows is None and spent is None:
         return made
-    about, notes = without_frame(frame.name, prompt, frame.columns), []
     if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
-        about = rows.cut_from(about)
         frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
         notes.append(f"among the rows with {rows.said}")
     if spent is not None:  # "which customer spent the most": price × quantity, not the prices
