@@ -131,3 +131,24 @@ async def test_who_paid_the_highest_price_ranks_the_prices_not_what_was_spent(tm
     assert not any("assign" in c for c in codes)
     assert codes[-1] == 'orders.groupby("customer")["price"].sum().sort_values(ascending=False)'
     assert "spent" not in answer
+
+
+PEOPLE = pd.DataFrame({"name": ["al", "bea", "cal", "di", "ed"], "age": [34, 51, 22, 47, 40]})
+
+
+@pytest.mark.parametrize(("frames", "prompt", "code", "first"), [
+    ({"people": PEOPLE}, "Who are the 3 oldest people in `people`?", 'people.nlargest(3, "age")', "bea"),
+    ({"people": PEOPLE}, "Show the 2 youngest in `people`", 'people.nsmallest(2, "age")', "cal"),
+    ({"orders": ORDERS}, "Show the 3 most recent orders in `orders`", 'orders.nlargest(3, "date")', "ann"),
+    ({"orders": ORDERS}, "Show the 2 oldest orders in `orders`", 'orders.nsmallest(2, "date")', "ann"),
+])
+async def test_the_n_oldest_or_newest_are_ranked_by_the_age_or_the_date(tmp_path: Path, frames: dict[str, pd.DataFrame],
+                                                                        prompt: str, code: str, first: str) -> None:
+    ns = {k: v.copy() for k, v in frames.items()}
+    codes, answer = await codes_and_answer(agent_with(ns, tmp_path), prompt)
+    # main and me4: people.head() (the first 5 rows, in the frame's order)
+    assert codes[-1] == code
+    lines = answer.split("```")[1].strip().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:1] in (["name"], ["customer"]))
+    assert lines[header + 1].split()[1] == first
+    assert all(ns[k].equals(v) for k, v in frames.items())

@@ -167,6 +167,7 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
     "sorted": (sorting.SORTED, sorting.sorted_by),
     "top_rows": (sorting.TOP_ROWS, sorting.top_rows),
     "first_rows": (sorting.FIRST_ROWS, sorting.first_rows),
+    "aged_rows": (sorting.AGED, sorting.aged_rows),
     "unique": (_UNIQUE, _unique_count),
     "how_many": (_HOW_MANY, _how_many),
     "shape": (_SHAPE, _shape),
@@ -182,7 +183,7 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"rows_shown", "sorted", "top_rows", "first_rows", "correlation"})
+SHOWS_ROWS = frozenset({"rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
 

@@ -155,4 +155,30 @@ def first_rows(frame: Frame, prompt: str) -> list[Step] | str:
                  else f"the {which} {got:,} rows of `{frame.name}`", shows=True)]
 
 
-__all__ = ["FIRST_ROWS", "SORTED", "TOP_ROWS", "first_rows", "sorted_by", "top_rows"]
+AGED = re.compile(r"\b(\d{1,4})\s+(oldest|youngest|newest|latest|earliest|most\s+recent)\b", re.I)
+""""The 3 oldest people", "the 5 most recent orders": the rows with the largest (smallest) age or date."""
+
+
+def aged_rows(frame: Frame, prompt: str) -> list[Step] | str:
+    """``people.nlargest(3, "age")`` for "the 3 oldest" (of an age column; of a date, the earliest:
+    ``orders.nsmallest(3, "date")``), ``nlargest`` of the date for "the 5 newest / latest / most recent"."""
+    m = AGED.search(prompt)
+    if m is None:
+        return f"I could not tell which rows of `{frame.name}` to show."
+    word = m.group(2).lower()
+    ages = [c for c in frame.columns if _AGES.search(c)] if word in ("oldest", "youngest") else []
+    dates = [c for c, t in (frame.dtypes or {}).items() if t.startswith("datetime")]
+    col = next(iter(ages or dates), None)
+    if col is None:
+        if frame.dtypes is None and not frame.looked:
+            return [frame.look(quiet=True)]
+        return f"I found no age or date column in `{frame.name}` to tell the {word} rows by."
+    largest = (word == "oldest") == bool(ages)
+    n = int(m.group(1))
+    code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)})"
+    return [Step("python", {"code": code}, f"find the {n} {word} rows of `{frame.name}` by {col}",
+                 reads=lambda out: None if (got := readers.frame_rows(out)) is None
+                 else f"the {got:,} {word} rows of `{frame.name}` by {col}", shows=True)]
+
+
+__all__ = ["AGED", "FIRST_ROWS", "aged_rows", "SORTED", "TOP_ROWS", "first_rows", "sorted_by", "top_rows"]
