@@ -75,7 +75,7 @@ async def test_how_many_per_group_counts_the_rows_of_each(tmp_path: Path) -> Non
     codes, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path),
                                            "How many sales does each region have in `sales`?")
     assert codes == ['sales["region"].value_counts()']  # me1: sales.shape
-    assert "north    2" in answer
+    assert "the rows of `sales` per region: north 2, south 1, east 1." in answer
 
 
 PEOPLE = pd.DataFrame({"name": ["ann", "bob", "cy"], "salary": [52000.0, 31000.0, 88000.0]})

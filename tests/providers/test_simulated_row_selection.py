@@ -167,3 +167,101 @@ async def test_how_many_of_something_the_frame_lacks_says_so(tmp_path: Path) -> 
     codes, answer = await codes_and_answer(agent_with({"orders": ORDERS.copy()}, tmp_path), "How many cities are in `orders`?")
     assert codes == []
     assert answer.startswith('(simulated model) `orders` has no column for "cities" to count.')
+
+
+async def test_how_many_rows_per_group_counts_each_group(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many rows per customer are in `orders`?")
+    assert codes == ['orders["customer"].value_counts()']  # main: orders.shape, the whole frame's
+    counts = ORDERS["customer"].value_counts()
+    listed = ", ".join(f"{c} {n}" for c, n in counts.items())
+    assert answer.startswith(f"(simulated model) the rows of `orders` per customer: {listed}.")
+
+
+async def test_a_condition_beside_a_group_question_ranks_only_those_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer has the largest quantity for price above 12 in `orders`?")
+    # main: the rows were selected, then every row ranked (dee's 11 units, 8 of them at $7.50 and $8)
+    assert codes[-1] == 'orders[orders["price"] > 12].groupby("customer")["quantity"].sum().sort_values(ascending=False)'
+    kept = ORDERS[ORDERS["price"] > 12].groupby("customer")["quantity"].sum()
+    top = kept.idxmax()
+    assert f"{top} has the largest total quantity ({kept.max()}) by customer, among the rows with price > 12." in answer
+
+
+async def test_top_regions_by_a_number_before_its_types_are_known_groups_by_the_text(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What are the top 2 customers by quantity in `orders`?")
+    # main: orders.groupby("quantity")["customer"].sum(), a TypeError (the count read as the group)
+    assert codes == ["orders.dtypes", 'orders.groupby("customer")["quantity"].sum().nlargest(2)']
+    assert "the top 2 customer values by total quantity" in answer
+
+
+@pytest.mark.parametrize(("prompt", "code", "value"), [
+    # main: orders[["price", "quantity"]].mean(), every row's, the condition's column averaged too
+    ("What is the average price for quantity above 2 in `orders`?", 'orders.loc[orders["quantity"] > 2, "price"].mean()',
+     "the mean price of `orders` for the rows with quantity > 2 is "
+     f"{ORDERS.loc[ORDERS['quantity'] > 2, 'price'].mean():.2f}."),
+    ("What is the total quantity for price at least 12 in `orders`?", 'orders.loc[orders["price"] >= 12, "quantity"].sum()',
+     f"the total quantity of `orders` for the rows with price >= 12 is {ORDERS.loc[ORDERS['price'] >= 12, 'quantity'].sum()}."),
+])
+async def test_a_statistic_with_a_condition_is_of_those_rows(tmp_path: Path, prompt: str, code: str, value: str) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    assert codes == [code]
+    assert answer.startswith(f"(simulated model) {value}")
+
+
+async def test_a_condition_said_first_still_leaves_its_column_out_of_the_ranking(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "For price above 10, which customer has the largest quantity in `orders`?")
+    # the types first (which named column is a number decides what is ranked), then those rows ranked
+    assert codes == ["orders.dtypes",
+                     'orders[orders["price"] > 10].groupby("customer")["quantity"].sum().sort_values(ascending=False)']
+    assert "bob and cy tie for the largest total quantity (4) by customer, among the rows with price > 10." in answer
+
+
+BUYS = pd.DataFrame({"customer": ["ann", "ann", "bob", "cy", "cy"], "price": [2.0, 3.0, 40.0, 5.0, 1.0],
+                     "quantity": [10, 20, 1, 2, 3]})
+"""ann buys cheap in bulk (spent 80), bob one dear thing (40): the prices alone rank bob first."""
+
+
+def _spent() -> pd.Series:
+    return (BUYS["price"] * BUYS["quantity"]).groupby(BUYS["customer"]).sum()
+
+
+async def test_who_spent_the_most_totals_price_times_quantity(tmp_path: Path) -> None:
+    buys = BUYS.copy()
+    agent = agent_with({"buys": buys}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer spent the most in `buys`?")
+    # main: buys.groupby("customer")["price"].sum(): bob, the dearest buyer, not the biggest spender
+    assert codes == ["buys.dtypes", '(buys.assign(spent=buys["price"] * buys["quantity"])\n'
+                     ' .groupby("customer")["spent"].sum().sort_values(ascending=False))']
+    assert "ann has the largest total spent (80.00) by customer, spent being price × quantity." in answer
+    pd.testing.assert_frame_equal(buys, BUYS)  # no column added to the user's frame
+
+
+async def test_which_two_paid_the_least_ranks_the_two_smallest_spenders(tmp_path: Path) -> None:
+    agent = agent_with({"buys": BUYS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which 2 customers paid the least in `buys`?")
+    # main: "`buys` has no 2 column, so I grouped by customer", the prices' totals
+    assert codes[-1] == 'buys.assign(spent=buys["price"] * buys["quantity"]).groupby("customer")["spent"].sum().nsmallest(2)'
+    two = _spent().nsmallest(2)
+    listed = ", ".join(f"{c} ({v:.2f})" for c, v in two.items())
+    assert f"the bottom 2 customer values by total spent: {listed}" in answer
+
+
+@pytest.mark.parametrize(("prompt", "code"), [
+    ("How many orders have price above 12,5 in `orders`?", '(orders["price"] > 12.5).sum()'),  # main: no condition
+    ("How many orders have price above 1,000 in `orders`?", '(orders["price"] > 1000).sum()'),
+])
+async def test_a_decimal_comma_is_a_decimal_and_a_thousands_comma_groups(tmp_path: Path, prompt: str, code: str) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, prompt)
+    assert codes == [code]
+
+
+async def test_the_bottom_groups_are_the_smallest(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Bottom 2 customers by quantity in `orders`")
+    assert codes == ['orders.groupby("customer")["quantity"].sum().nsmallest(2)']  # main: orders.head()
+    assert "the bottom 2 customer values by total quantity: eve (2), bob (4)." in answer

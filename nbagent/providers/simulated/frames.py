@@ -8,15 +8,19 @@ the brain reads the printed result back into the answer's sentence (:mod:`.reade
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Callable
 
-from . import readers, selection, statistics
-from .columns import Frame, column, matches, without_frame
+from . import readers, selection, sorting, statistics
+from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
-from .groups import GROUP, largest_group
+from .derived import spends, with_spent
+from .groups import GROUP, largest_group, rows_counted
 from .step import Step
 
-_SHAPE = re.compile(r"\b(shape|how many rows|how many columns|how big|size|dimensions?)\b", re.I)
+# "how many rows per region" counts each region's rows, not the frame's
+_SHAPE = re.compile(r"\b(shape|how many rows(?!\s+(?:are\s+)?(?:there\s+)?(?:per|for each|in each|by|for every)\b)"
+                    r"|how many columns|how big|size|dimensions?)\b", re.I)
 _COLUMNS = re.compile(r"\b(columns?|fields?|variables in it)\b", re.I)
 _DESCRIBE = re.compile(r"\b(describe|summary statistics|statistics|stats|distribution)\b", re.I)
 _MISSING = re.compile(r"\b(missing|nan|nulls?|na|empty values?|blanks?)\b", re.I)
@@ -40,6 +44,14 @@ def intents(prompt: str) -> list[str]:
             found.remove("shape")
     if "how_many" in found and {"rows_where", "unique", "shape"} & set(found):  # a count asked more precisely
         found.remove("how_many")
+    if "top_rows" in found:  # "the top 3 rows by revenue" are rows, not a group called "rows"
+        found = [f for f in found if f not in ("largest_group", "sorted")]
+    if "first_rows" in found and {"sorted", "top_rows"} & set(found):  # the sort's (ranking's) own rows
+        found.remove("first_rows")
+    if "first_rows" in found and "largest_group" in found and not GROUP.search(sorting.FIRST_ROWS.sub(" ", prompt)):
+        found.remove("largest_group")  # "the top 5 rows": the frame's head, not a group called "rows"
+    if {"sorted", "largest_group"} <= set(found) and not GROUP.search(sorting.SORTED.sub(" ", prompt)):
+        found.remove("largest_group")  # "sort … and show the top 3 (by price)": the sort's rows, no group
     return found
 
 
@@ -96,7 +108,7 @@ def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
     per = re.search(r"\b(?:per|each|by|every)\s+(\w+)", rest, re.I)
     if per and (by := matches(per.group(1), frame.columns)) is not None:
         return [Step("python", {"code": f"{column(frame.name, by)}.value_counts()"},
-                     f"count the rows of `{frame.name}` per {by}")]
+                     f"count the rows of `{frame.name}` per {by}", reads=lambda out: _per_group_said(frame.name, by, out))]
     if all(w.lower() in _ROW_WORDS | _FILLER for w in re.findall(r"\w+", rest)):
         return _shape(frame, prompt)
     return frame.unknown() if frame.look_failed else (
@@ -110,6 +122,16 @@ _FILLER = frozenset({"the", "a", "an", "it", "this", "that", "table", "frame", "
                      "contain", "contains", "hold", "holds", "got", "we", "i", "you", "here", "now", "currently",
                      "all", "total"})
 """Words that leave "how many orders are there in this table" a question about the frame's rows."""
+
+
+def _per_group_said(name: str, by: str, output: str) -> str | None:
+    """"the rows of `sales` per region: north 3, south 2, east 1" (pandas' ``value_counts`` order)."""
+    found = readers.series_rows(output)
+    if not found or not found[0]:
+        return None
+    rows, cut = found
+    listed = ", ".join(f"{label} {value}" for label, value in rows)
+    return f"the rows of `{name}` per {by}: {listed}{', …' if cut else ''}"
 
 
 def _nunique_step(name: str, col: str) -> Step:
@@ -142,7 +164,10 @@ def _missing(frame: Frame, prompt: str) -> list[Step]:
 _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | str]]] = {
     "rows_where": (selection.ROWS_WHERE, selection.rows_where),
     "rows_shown": (selection.ROWS_SHOWN, selection.rows_shown),
-    "sorted": (selection.SORTED, selection.sorted_by),
+    "sorted": (sorting.SORTED, sorting.sorted_by),
+    "top_rows": (sorting.TOP_ROWS, sorting.top_rows),
+    "first_rows": (sorting.FIRST_ROWS, sorting.first_rows),
+    "aged_rows": (sorting.AGED, sorting.aged_rows),
     "unique": (_UNIQUE, _unique_count),
     "how_many": (_HOW_MANY, _how_many),
     "shape": (_SHAPE, _shape),
@@ -155,13 +180,58 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
 }
 _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 """"How many rows have price above 20", "how many unique customers": counts, not the frame's shape."""
-SHOWS_ROWS = frozenset({"rows_shown", "sorted", "correlation"})
+_RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
+                     r"|spent|spends?|spending|paid|pays?)\b", re.I)
+"""A group question's words: a condition ranks only its rows when said with them."""
+SHOWS_ROWS = frozenset({"rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
 
 def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     """The calls answering ``intent`` (a name :func:`intents` gave) about ``frame``, or why there are none."""
-    return _SKILLS[intent][1](frame, prompt)
+    made = _SKILLS[intent][1](frame, prompt)
+    if intent != "largest_group" or isinstance(made, str) or any(s.input.get("code") == look_code(frame.name) for s in made):
+        return made
+    prompt = rows_counted(frame.name, prompt, frame.columns)  # "the most orders" of a selection: its rows
+    rows = selection.rows_condition(frame, prompt, _RANKED)
+    if (rows is not None or spends(prompt)) and frame.dtypes is None:
+        # which column is a number decides what is ranked: look first, at the frame itself
+        return made if frame.looked else [frame.look(quiet=True)]
+    about, notes = without_frame(frame.name, prompt, frame.columns), []
+    about = rows.cut_from(about) if rows is not None else about
+    spent = with_spent(frame, prompt if rows is None else about)  # a condition's column is not what was spent
+    if rows is None and spent is None:
+        return made
+    if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
+        frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
+        notes.append(f"among the rows with {rows.said}")
+    if spent is not None:  # "which customer spent the most": price × quantity, not the prices
+        frame = replace(frame, name=f"{frame.name}.assign(spent={spent.code})", columns=(*frame.columns, "spent"),
+                        dtypes={**(frame.dtypes or {}), "spent": "float64"})
+        # said first, so that it is what is totalled (not a price named earlier: "sort by price. Who spent most?")
+        about = f"spent: {spent.named_in(about)}"
+        notes.append(spent.said)
+    within = _SKILLS[intent][1](frame, about)
+    if isinstance(within, str):
+        return within
+    return [_chained(_saying(step, ", ".join(notes)), frame.name) for step in within]
+
+
+def _chained(step: Step, source: str) -> Step:
+    """A long pandas chain on ``source`` broken as people write it: in parentheses, a method a line."""
+    code = str(step.input.get("code", ""))
+    if len(code) <= 100 or not code.startswith(source):
+        return step
+    rest = code[len(source):]
+    return replace(step, input={**step.input, "code": f"({source}\n {rest})"})
+
+
+def _saying(step: Step, note: str) -> Step:
+    """``step`` whose sentence says what it ranked ("…, among the rows with units > 1")."""
+    reads = step.reads
+    if reads is None:
+        return step
+    return replace(step, reads=lambda out: text if not (text := reads(out)) else f"{text}, {note}")
 
 
 __all__ = ["SHOWS_ROWS", "frame_steps", "intents"]

@@ -19,19 +19,20 @@ from .step import Step
 # The group is the word after "which/what" (past "is the": "what is the max revenue" asks a column's
 # maximum, not the largest group's total, whose "group" word was "is").
 GROUP = re.compile(
-    r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
+    r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?:\d{1,3}\s+)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
     r"\b((?<!\bat )most|largest|biggest|highest|top|best|leading|max(?:imum)?|lowest|smallest|(?<!\bat )least|fewest)\b"
     r"|\b((?<!\bat )most|largest|biggest|highest|lowest|smallest|(?<!\bat )least|fewest)\b.*\b(?:by|per)\s+(\w+)"
     r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading|lowest|smallest)"
-    r"\s+(\w+)"
-    r"|\btop\s+\d+\s+(\w+)",
-    re.I)  # "what are the top regions", "which is the best region": the group follows the superlative;
+    r"\s+(?:\d+\s+)?(\w+)"
+    r"|\b(?:top|bottom)\s+\d+\s+(\w+)",
+    re.I)  # "what are the (top 2) regions", "which is the best region": the group follows the superlative (and its count);
 # "top 3 customers by quantity": the group follows the count
-_TOP_N = re.compile(r"\btop\s+(\d+)\b", re.I)
+# "top 3", "the bottom 2", "which 2 customers": that many groups
+_TOP_N = re.compile(r"\b(?:top|bottom|which|what)\s+(\d{1,3})\b(?![.,:]\d)", re.I)
 # A group named after "by" wins ("what is the highest revenue by region": region, not revenue).
 _GROUP_BY = re.compile(r"\b(?:(?<!\bat )most|largest|biggest|highest|top|lowest|smallest|(?<!\bat )least|fewest)\b"
                        r".*\b(?:by|per)\s+(\w+)", re.I)
-_SMALLEST = re.compile(r"\b(lowest|smallest|(?<!\bat )least|fewest)\b", re.I)
+_SMALLEST = re.compile(r"\b(lowest|smallest|(?<!\bat )least|fewest|bottom)\b", re.I)
 # "which month sold most": a period of the date column (pandas' period codes), not each date
 _PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
 
@@ -66,6 +67,16 @@ def _counted(frame: str, prompt: str, columns: Sequence[str]) -> bool:
     things = rf"{named}rows|records|entries|times|often|frequent\w*|common"
     ranked = r"most|fewest|(?:largest|highest|smallest) number of"
     return re.search(rf"\b(?:{ranked})\s+`?(?:{things})\b", prompt, re.I) is not None
+
+
+def rows_counted(frame: str, prompt: str, columns: Sequence[str]) -> str:
+    """``prompt`` saying "rows" where its "most" counts the frame's own name ("which customer has
+    the most orders" in `orders`: the most rows), so that a selection of the frame's rows, named by
+    its code (``orders[orders["price"] > 10]``), still counts them (not the prices' total)."""
+    if not _counted(frame, prompt, columns):
+        return prompt
+    ranked = r"most|fewest|(?:largest|highest|smallest) number of"
+    return re.sub(rf"\b({ranked})\s+`?{re.escape(frame)}\b`?", r"\1 rows", prompt, flags=re.I)
 
 
 def _largest_said(by: str, what: str, output: str, count: bool = False) -> str | None:
@@ -208,8 +219,8 @@ def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step
     doing = f"total {value}" if order.stat == "sum" else f"find the {what}"  # "I will total revenue by region"
     if order.top:
         top = order.top.group(1)
-        return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, top {top}",
-                    reads=_ranked_reader(name, by, lambda out: _top_said(by, what, out)))
+        return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {'bottom' if order.smallest else 'top'} {top}",
+                    reads=_ranked_reader(name, by, lambda out: _top_said(by, what, out, order.smallest)))
     first = "smallest" if order.smallest else "largest"
     return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {first} first",
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, order.ranked(value), out)))
@@ -221,9 +232,9 @@ def _ranked_reader(name: str, by: str, read: Callable[[str], str | None]) -> Cal
     return lambda out: empty if readers.is_empty_series(out) else read(out)
 
 
-def _top_said(by: str, value: str, output: str) -> str | None:
+def _top_said(by: str, value: str, output: str, smallest: bool) -> str | None:
     said = said_rows(output, "{label} ({value})")
-    return None if said is None else f"the top {said[1]} {by} values by {value}: {said[0]}"
+    return None if said is None else f"the {'bottom' if smallest else 'top'} {said[1]} {by} values by {value}: {said[0]}"
 
 
 def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
@@ -234,4 +245,4 @@ def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, f"{most} rows", out, count=True)))
 
 
-__all__ = ["GROUP", "group_stat", "largest_group"]
+__all__ = ["GROUP", "group_stat", "largest_group", "rows_counted"]

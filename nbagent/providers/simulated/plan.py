@@ -25,7 +25,7 @@ from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
 from .plots import ABOUT_A_PLOT, ASKS_FOR_A_PLOT, plot_steps, why_empty
 from .readers import result_of
-from .selection import fill_stat
+from .selection import fill_stat, rows_condition
 from .step import Call, Plan, Step, argument
 
 _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:csv|tsv|txt|md|json|jsonl|py|log|ya?ml|toml|ini|xml|html))\b")
@@ -79,6 +79,9 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     if ASKS_FOR_A_PLOT.search(prompt) and is_frame:
         steps += plot_steps(frame, about)
     stats = _stats(prompt)
+    # "the average price for quantity above 2": the statistic of those rows, quantity no value of it
+    rows = rows_condition(frame, prompt, _STAT_ASKED) if stats and is_frame else None
+    about = rows.cut_from(about) if rows else about
     if stats and is_frame and not frame.looked and (not frame.columns or statistics.stat_needs_dtypes(about, frame.columns)):
         # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
         return [*steps, frame.look(quiet=True)], notes
@@ -86,8 +89,12 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
         steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
     numeric = frame.numeric() if frame.dtypes is not None else None
-    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric) for stat in stats]
+    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows) for stat in stats]
     return steps, notes
+
+
+_STAT_ASKED = re.compile(rf"\b(?:{'|'.join(statistics.STATS)})\b", re.I)
+"""A statistic's word: a condition is of its rows only in the words that ask it."""
 
 
 def _stats(prompt: str) -> list[str]:

@@ -1,7 +1,7 @@
 """The demo brain's questions about some rows of a DataFrame: how many meet a condition
-(``(orders["price"] > 20).sum()``), which they are (``orders[orders["price"] > 20]``), the frame
-sorted by a column (``orders.sort_values("price", ascending=False)``), and missing values filled
-(``orders["price"] = orders["price"].fillna(orders["price"].median())``).
+(``(orders["price"] > 20).sum()``), which they are (``orders[orders["price"] > 20]``), and missing
+values filled (``orders["price"] = orders["price"].fillna(orders["price"].median())``). Sorts are in
+:mod:`.sorting`.
 
 A condition is a column, a comparison in words or symbols ("above", "at most", ">=") and a
 number, which may carry a currency sign, thousands separators or an exponent ("$1,000", "1e3").
@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from typing import NamedTuple
 
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
 from .step import Step
 
 # "50k" is 50,000; any other letter on the number ("20x", "3rd") makes it no condition, not the
-# number before it ("salary above 50k" was salary > 50).
-_NUMBER = r"[$€£]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(k)?(?!\w|[,.]\d)"
+# number before it ("salary above 50k" was salary > 50). A comma before three digits groups
+# thousands ("1,000"); before one or two it is a decimal comma ("12,5" is 12.5, as much of Europe writes it).
+_NUMBER = r"[$€£]?(-?(?:\d{1,3}(?:,\d{3})+|\d+,\d{1,2}(?!\d)|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)(k)?(?!\w|[,.]\d)"
 _CONDITION = (r"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more than|below|under|less than|"
               rf"at least|at most|>=|<=|>|<)\s*{_NUMBER}")
 # The condition is looked for within the sentence that asks (at most 200 characters on), so that a
@@ -30,12 +32,6 @@ ROWS_WHERE = re.compile(rf"\bhow many\b[^.?!\n]{{0,200}}?{_CONDITION}", re.I)
 ROWS_SHOWN = re.compile(rf"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{{0,200}}?{_CONDITION}",
                         re.I)
 """"Show the orders with price above 20", "which rows have quantity at least 5": the rows themselves."""
-SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,40})", re.I)
-_DESCENDING = re.compile(r"\b(?<!not )(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
-                         r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest)"
-                         r"|(?:highest|largest|biggest|greatest|most|high|large|big|z)\s+to\s+(?:the\s+)?"
-                         r"(?:lowest|smallest|least|low|small|a))\b|\bnot\s+(?:asc\w*|increasing)\b", re.I)
-""""Largest first", "high to low", "descending" (not "not descending": that is ascending)."""
 # Words before "fill" in its sentence that do not ask for it: a negation ("don't fill …", "without
 # filling") or a question about it ("should I fill …", "how would I fill …"): the frame is the
 # user's, changed only when they ask for the change ("can you fill …", "please fill …" do).
@@ -47,12 +43,30 @@ FILLED = re.compile(rf"(?:^|(?<=[.?!\n]))(?:(?!\b{_NOT_ASKED}\b)[^.?!\n])*?"
                     r"[^.?!\n]{0,80}?\bwith\s+(?:the\s+|a\s+|its\s+|their\s+)?(?:column'?s?\s+)?"
                     r"(?P<how>mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
 """"Fill the missing prices with the median": missing values filled; not "don't fill …", nor "should I fill …"."""
+_ANYWHERE = re.compile(_CONDITION, re.I)
+_SENTENCE_END = re.compile(r"[.?!;](?!\d)|\n")
+_ROWS_ASKED = re.compile(r"\b(?:how many|show|list|display|give me|filter|select|count)\b", re.I)
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
                 "less than": "<", "at least": ">=", "at most": "<=", ">": ">", "<": "<", ">=": ">=", "<=": "<="}
 _FILL_STATS = {"mean": "mean", "average": "mean", "median": "median"}
 
 
-def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str, str] | list[Step] | str:
+class Condition(NamedTuple):
+    """A condition on rows: its mask code, how the answer says it, and where the prompt (the frame's
+    name taken out, :func:`~.columns.without_frame`) says it."""
+
+    mask: str
+    said: str
+    start: int
+    end: int
+
+    def cut_from(self, text: str) -> str:
+        """``text`` (the frame's name taken out) without the condition's words, so that its column
+        is not read as the one to total or average."""
+        return f"{text[:self.start]} {text[self.end:]}"
+
+
+def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition | list[Step] | str:
     """The mask code of the prompt's condition (``orders["price"] > 20``; two joined by "and" / "or"
     both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
     text = without_frame(frame.name, prompt, frame.columns)
@@ -66,19 +80,37 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> tuple[str
     mask, said = f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}"
     more = _AND.match(text, m.end())
     if more is None:
-        return mask, said
+        return Condition(mask, said, m.start(), m.end())
     other = matches(more.group(2), frame.columns)
     if other is None:  # never a condition left out silently: the rows would not be the ones asked for
         return f"I could not tell which column of `{frame.name}` the condition after \"{more.group(1)}\" compares."
     op2, number2 = _COMPARISONS[more.group(3).lower()], _number(more.group(4), more.group(5))
     joined = "&" if more.group(1).lower() == "and" else "|"
-    return (f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
-            f"{said} {more.group(1).lower()} {other} {op2} {number2}")
+    return Condition(f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
+                     f"{said} {more.group(1).lower()} {other} {op2} {number2}", m.start(), more.end())
+
+
+def rows_condition(frame: Frame, prompt: str, asks: re.Pattern[str]) -> Condition | None:
+    """A condition on the rows a question (``asks``: its statistic or superlative) is about ("which
+    region has the highest revenue for units above 1": ``sales["units"] > 1``); None when there is
+    none that names a column, or when it is a question of its own: in another sentence ("What is
+    the average price? How many rows have quantity above 2?") or after its own verb ("…, and show
+    me the rows with quantity above 2"): those ask about every row."""
+    found = _condition(frame, prompt, _ANYWHERE)
+    if not isinstance(found, Condition):
+        return None
+    text = without_frame(frame.name, prompt, frame.columns)
+    start = max((b.end() for b in _SENTENCE_END.finditer(text, 0, found.start)), default=0)
+    end = next((b.start() for b in _SENTENCE_END.finditer(text, found.end)), len(text))
+    verbs = list(_ROWS_ASKED.finditer(text, start, found.start))
+    # after a verb of its own, the question must be said between that verb and the condition
+    own = text[verbs[-1].end():found.start] if verbs else text[start:end]
+    return found if asks.search(own) else None
 
 
 def _number(text: str, thousands: str | None) -> str:
-    """The number as code: "1,000" is 1000 (not 1), "50k" 50000."""
-    text = text.replace(",", "")
+    """The number as code: "1,000" is 1000 (not 1), "12,5" 12.5, "50k" 50000."""
+    text = text.replace(",", ".") if re.fullmatch(r"-?\d+,\d{1,2}", text) else text.replace(",", "")
     if not thousands:
         return text
     value = Decimal(text) * 1000
@@ -93,9 +125,9 @@ def _rows(n: int, name: str) -> str:
 def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition."""
     found = _condition(frame, prompt, ROWS_WHERE)
-    if not isinstance(found, tuple):
+    if not isinstance(found, Condition):
         return found
-    mask, what = found
+    mask, what = found.mask, found.said
     code = f"({mask}).sum()"
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
                  reads=lambda out: None if (n := readers.number(out)) is None
@@ -106,9 +138,9 @@ def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
     """``orders[orders["price"] > 20]``: the rows meeting the condition, counted in the answer
     and shown as pandas prints them."""
     found = _condition(frame, prompt, ROWS_SHOWN)
-    if not isinstance(found, tuple):
+    if not isinstance(found, Condition):
         return found
-    mask, what = found
+    mask, what = found.mask, found.said
     code = f"{frame.name}[{mask}]"
 
     def said(out: str) -> str | None:
@@ -117,24 +149,6 @@ def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
             return None
         return f"no row of `{frame.name}` has {what}" if n == 0 else f"{_rows(n, frame.name)} {what}"
     return [Step("python", {"code": code}, f"select the rows of `{frame.name}` with {what}", reads=said, shows=True)]
-
-
-def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
-    """``orders.sort_values("price")`` (``ascending=False`` when asked for the largest first); the
-    frame itself is left as it was."""
-    m = SORTED.search(without_frame(frame.name, prompt, frame.columns))
-    col = matches(m.group(1), frame.columns) if m else None
-    if m is None or col is None:
-        if frame.columns or frame.looked:
-            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to sort by."
-        return [frame.look(quiet=True)]
-    descending = _DESCENDING.search(m.group("rest")) is not None
-    code = f"{frame.name}.sort_values({literal(col)}{', ascending=False' if descending else ''})"
-    order = "largest first" if descending else "smallest first"
-    return [Step("python", {"code": code}, f"sort `{frame.name}` by {col}, {order}",
-                 reads=lambda out: None if (n := readers.frame_rows(out)) is None
-                 else f"`{frame.name}` sorted by {col}, {order} ({n:,} rows; `{frame.name}` itself is unchanged)",
-                 shows=True)]
 
 
 def fill_stat(prompt: str) -> str | None:
@@ -197,4 +211,4 @@ def _filled_said(what: str, by: str, output: str) -> str | None:
     return f"filled the {what} with {by}; still missing (not numbers): {listed}"
 
 
-__all__ = ["FILLED", "ROWS_SHOWN", "ROWS_WHERE", "SORTED", "fill_stat", "filled", "rows_shown", "rows_where", "sorted_by"]
+__all__ = ["Condition", "FILLED", "ROWS_SHOWN", "ROWS_WHERE", "fill_stat", "filled", "rows_condition", "rows_shown", "rows_where"]

@@ -9,6 +9,7 @@ from typing import Sequence
 
 from . import readers
 from .columns import column, literal, named
+from .selection import Condition
 from .step import Step
 
 STATS = {"mean": "mean", "average": "mean", "sum": "sum", "total": "sum", "max": "max", "maximum": "max",
@@ -58,33 +59,46 @@ def stat_needs_dtypes(prompt: str, columns: Sequence[str]) -> bool:
 
 
 def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind: str,
-              numeric: Sequence[str] | None = None) -> Step:
+              numeric: Sequence[str] | None = None, rows: Condition | None = None) -> Step:
     """A statistic of a named column (``df["revenue"].mean()``), of every numeric column, of a
     Series or array (``x.mean()``), or of a plain sequence (``sum(xs) / len(xs)``); ``kind`` is
-    "frame" or the variable's type; ``numeric``: the numeric columns, once known."""
+    "frame" or the variable's type; ``numeric``: the numeric columns, once known; ``rows``: a
+    condition on a frame's rows (``df.loc[df["units"] > 1, "revenue"].mean()``)."""
     word = STAT_WORDS[stat]
     chosen = named(prompt, columns)
     if numeric is not None and any(c in numeric for c in chosen):  # "region … the average revenue": not region's
         chosen = [c for c in chosen if c in numeric]
-    what = f"{word} of `{name}`"
     by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
     values = [c for c in chosen if c != by]
-    if kind == "frame" and by and values:
-        code = f"{name}.groupby({literal(by)})[{literal(values[0])}].{stat}()"
-        return Step("python", {"code": code}, f"compute the {word} {values[0]} per {by} in `{name}`")
-    if kind == "frame" and len(chosen) > 1:  # "the mean price and quantity": one call, one row each
-        code = f"{name}[[{', '.join(map(literal, chosen))}]].{stat}()"
-        return Step("python", {"code": code}, f"compute the {word} of {', '.join(chosen)} in `{name}`",
-                    reads=lambda out: _stats_said(f"{word} of `{name}`", out))
-    if kind == "frame" and chosen:
-        code, what = f"{column(name, chosen[0])}.{stat}()", f"{word} {chosen[0]} of `{name}`"
-    elif kind == "frame":
-        code, what = f"{name}.{stat}(numeric_only=True)", f"{word} of each numeric column of `{name}`"
-    elif kind in _ARRAYS:
+    if kind != "frame":
+        return _of_sequence(name, stat, word, kind)
+    among = f" for the rows with {rows.said}" if rows else ""
+    within = f"{name}[{rows.mask}]" if rows else name
+    if by and values:
+        code = f"{within}.groupby({literal(by)})[{literal(values[0])}].{stat}()"
+        return Step("python", {"code": code}, f"compute the {word} {values[0]} per {by} in `{name}`{among}")
+    if len(chosen) > 1:  # "the mean price and quantity": one call, one row each
+        picked = f"[{', '.join(map(literal, chosen))}]"
+        code = f"{name}.loc[{rows.mask}, {picked}].{stat}()" if rows else f"{name}[{picked}].{stat}()"
+        what = f"{word} of `{name}`{among}"
+        return Step("python", {"code": code}, f"compute the {word} of {', '.join(chosen)} in `{name}`{among}",
+                    reads=lambda out: _stats_said(what, out))
+    if chosen:
+        code = f"{name}.loc[{rows.mask}, {literal(chosen[0])}].{stat}()" if rows else f"{column(name, chosen[0])}.{stat}()"
+        what = f"{word} {chosen[0]} of `{name}`{among}"
+    else:
+        code, what = f"{within}.{stat}(numeric_only=True)", f"{word} of each numeric column of `{name}`{among}"
+    return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
+
+
+def _of_sequence(name: str, stat: str, word: str, kind: str) -> Step:
+    """The statistic of a Series or array (``x.mean()``) or of a plain sequence (``sum(xs) / len(xs)``)."""
+    if kind in _ARRAYS:
         code = f"{name}.{stat}()" if stat != "median" or kind == "Series" else f"import numpy as np\n\nnp.median({name})"
     else:
         code = {"mean": f"sum({name}) / len({name})", "sum": f"sum({name})", "max": f"max({name})",
                 "min": f"min({name})", "median": f"import statistics\n\nstatistics.median({name})"}[stat]
+    what = f"{word} of `{name}`"
     return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
 
 

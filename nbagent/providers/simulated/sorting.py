@@ -1,0 +1,184 @@
+"""The demo brain's sorts: the frame sorted by one column or several ("sort `sales` by region,
+then by price descending": ``sales.sort_values(["region", "price"], ascending=[True, False])``),
+and only its first rows when a number of them is asked ("sort by revenue and show the top 3":
+``sales.sort_values("revenue", ascending=False).head(3)``; "the top 3 rows of `sales` by revenue":
+``sales.nlargest(3, "revenue")``). The frame itself is never changed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import readers
+from .columns import Frame, literal, matches, without_frame
+from .step import Step
+
+SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,120})", re.I)
+""""Sort `orders` by price", "sorted by the price in descending order"."""
+_THEN_BY = re.compile(r"\b(?:then|and\s+then|and)\s+by\s+(?:the\s+)?(\w+)", re.I)
+_DESCENDING = re.compile(r"\b(?<!not )(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
+                         r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest)"
+                         r"|(?:highest|largest|biggest|greatest|most|high|large|big|z)\s+to\s+(?:the\s+)?"
+                         r"(?:lowest|smallest|least|low|small|a))\b|\bnot\s+(?:asc\w*|increasing)\b", re.I)
+""""Largest first", "high to low", "descending" (not "not descending": that is ascending)."""
+# "Oldest first" is the largest value of an age and the smallest of a date; "youngest first" the reverse.
+_OLD_OR_YOUNG = re.compile(r"\b(oldest|youngest)\s+first\b", re.I)
+_AGES = re.compile(r"(?:^|_)(?:age|ages|years?|tenure|seniority)(?:_|$)", re.I)
+# How many of the sorted rows to show: "the top 3" (largest first unless the order is said),
+# "the first 5" (in the sort's order), "the bottom 2" (smallest first).
+_HOW_MANY_ROWS = re.compile(r"\b(top|first|bottom|last)\s+(\d+)\b", re.I)
+_RANKED_BY = re.compile(r"\s+by\s+(?:the\s+)?(\w+)", re.I)
+TOP_ROWS = re.compile(r"\b(top|bottom|first|last)\s+(\d+)\s+(?:rows|records|entries)\b[^.?!\n]{0,80}?\bby\s+(?:the\s+)?(\w+)",
+                      re.I)
+""""The top 3 rows of `sales` by revenue": those rows, not a group called "rows"."""
+
+
+def _descending(col: str, words: str) -> bool:
+    """Whether ``words`` (what follows the column in the prompt) ask for the largest first."""
+    old = _OLD_OR_YOUNG.search(words)
+    if old is not None:
+        return (old.group(1).lower() == "oldest") == bool(_AGES.search(col))
+    return _DESCENDING.search(words) is not None
+
+
+def _keys(frame: Frame, first: str, rest: str) -> list[tuple[str, bool]] | str:
+    """The sort's columns with their directions: the first, then each "then by" one, each read
+    from its own words (up to the next key)."""
+    thens = list(_THEN_BY.finditer(rest))
+    cols = [first]
+    for m in thens:
+        col = matches(m.group(1), frame.columns)
+        if col is None:  # never a key left out silently: the order would not be the one asked for
+            return f"I could not tell which column of `{frame.name}` \"then by {m.group(1)}\" means."
+        cols.append(col)
+    bounds = [0, *(m.start() for m in thens), len(rest)]
+    starts = [0, *(m.end() for m in thens)]
+    return [(col, _descending(col, rest[start:end])) for col, start, end in zip(cols, starts, bounds[1:], strict=True)]
+
+
+def _sort_code(name: str, keys: list[tuple[str, bool]]) -> str:
+    cols = [c for c, _ in keys]
+    downs = [d for _, d in keys]
+    by = literal(cols[0]) if len(cols) == 1 else f"[{', '.join(map(literal, cols))}]"
+    if not any(downs):
+        return f"{name}.sort_values({by})"
+    if all(downs):
+        return f"{name}.sort_values({by}, ascending=False)"
+    return f"{name}.sort_values({by}, ascending=[{', '.join(str(not d) for d in downs)}])"
+
+
+def _order_said(keys: list[tuple[str, bool]]) -> str:
+    return ", then ".join(f"{c}, {'largest' if d else 'smallest'} first" for c, d in keys)
+
+
+def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
+    """``orders.sort_values("price")`` (``ascending=False`` when asked for the largest first, a list
+    of columns for "then by", ``.head(n)`` for "the top n"); the frame itself is left as it was."""
+    text = without_frame(frame.name, prompt, frame.columns)
+    m = SORTED.search(text)
+    col = matches(m.group(1), frame.columns) if m else None
+    if m is None or col is None:
+        if frame.columns or frame.looked:
+            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to sort by."
+        return [frame.look(quiet=True)]
+    keys = _keys(frame, col, m.group("rest"))
+    if isinstance(keys, str):
+        return keys
+    shown = _HOW_MANY_ROWS.search(text, m.start())
+    ranked = _RANKED_BY.match(text, shown.end()) if shown else None
+    if shown is not None and ranked is not None:  # "sort by date and show the top 3 by price": the 3 largest prices
+        by = matches(ranked.group(1), frame.columns)
+        if by is None:  # never a ranking left out silently
+            return f"I could not tell which column of `{frame.name}` \"{shown.group(0)} by {ranked.group(1)}\" means."
+        keys = [(by, False)]
+    if shown is not None and len(keys) == 1 and (ranked or not _said_order(m.group("rest"))):
+        # "the top 3" are the largest, "the bottom 3" the smallest; "first" / "last" keep the order
+        where = shown.group(1).lower()
+        keys = [(keys[0][0], True if where == "top" else False if where == "bottom" else keys[0][1])]
+    code = _sort_code(frame.name, keys)
+    order = _order_said(keys)
+    if shown is None:
+        return [Step("python", {"code": code}, f"sort `{frame.name}` by {order}",
+                     reads=lambda out: None if (n := readers.frame_rows(out)) is None
+                     else f"`{frame.name}` sorted by {order} ({n:,} rows; `{frame.name}` itself is unchanged)",
+                     shows=True)]
+    n = int(shown.group(2))
+    end = "tail" if shown.group(1).lower() == "last" else "head"
+    which = "last" if end == "tail" else "first"
+    return [Step("python", {"code": f"{code}.{end}({n})"}, f"sort `{frame.name}` by {order} and show its {which} {n} rows",
+                 reads=lambda out: None if (got := readers.frame_rows(out)) is None
+                 else f"the {which} {got:,} rows of `{frame.name}` sorted by {order} (`{frame.name}` itself is unchanged)",
+                 shows=True)]
+
+
+def _said_order(words: str) -> bool:
+    """Whether the sort's own words say its order ("descending", "oldest first", "ascending")."""
+    return bool(_DESCENDING.search(words) or _OLD_OR_YOUNG.search(words)
+                or re.search(r"\b(?:asc\w*|increasing|(?:lowest|smallest|least)\s+first)\b", words, re.I))
+
+
+def top_rows(frame: Frame, prompt: str) -> list[Step] | str:
+    """``sales.nlargest(3, "revenue")`` for "the top 3 rows of `sales` by revenue" (``nsmallest``
+    for the bottom ones)."""
+    m = TOP_ROWS.search(without_frame(frame.name, prompt, frame.columns))
+    col = matches(m.group(3), frame.columns) if m else None
+    if m is None or col is None:
+        if frame.columns or frame.looked:
+            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to rank by."
+        return [frame.look(quiet=True)]
+    # "top" the largest, "bottom" the smallest; "first" / "last" in the column's order, as a sort's
+    # "show the first 3" (the last 2 by date are the latest, not the earliest)
+    largest = m.group(1).lower() in ("top", "last")
+    n = int(m.group(2))
+    code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)})"
+    which = "largest" if largest else "smallest"
+    return [Step("python", {"code": code}, f"find the {n} rows of `{frame.name}` with the {which} {col}",
+                 reads=lambda out: None if (got := readers.frame_rows(out)) is None
+                 else f"the {got:,} rows of `{frame.name}` with the {which} {col}", shows=True)]
+
+
+FIRST_ROWS = re.compile(r"\b(top|first|bottom|last)\s+(\d+)\s+(?:rows|records|entries|lines)\b(?![^.?!\n]{0,80}?\bby\s)",
+                        re.I)
+""""The top 5 rows of `sales`", "the last 3 rows": the frame's own first (last) rows, in its order."""
+
+
+def first_rows(frame: Frame, prompt: str) -> list[Step] | str:
+    """``sales.head(5)`` for "the top 5 rows" / "the first 5 rows", ``sales.tail(3)`` for "the last 3"."""
+    m = FIRST_ROWS.search(prompt)
+    if m is None:
+        return f"I could not tell how many rows of `{frame.name}` to show."
+    n = int(m.group(2))
+    end = "tail" if m.group(1).lower() in ("last", "bottom") else "head"
+    which = "last" if end == "tail" else "first"
+    return [Step("python", {"code": f"{frame.name}.{end}({n})"}, f"show the {which} {n} rows of `{frame.name}`",
+                 reads=lambda out: None if (got := readers.frame_rows(out)) is None
+                 else f"the {which} {got:,} rows of `{frame.name}`", shows=True)]
+
+
+AGED = re.compile(r"\b(\d{1,4})\s+(oldest|youngest|newest|latest|earliest|most\s+recent)\b", re.I)
+""""The 3 oldest people", "the 5 most recent orders": the rows with the largest (smallest) age or date."""
+
+
+def aged_rows(frame: Frame, prompt: str) -> list[Step] | str:
+    """``people.nlargest(3, "age")`` for "the 3 oldest" (of an age column; of a date, the earliest:
+    ``orders.nsmallest(3, "date")``), ``nlargest`` of the date for "the 5 newest / latest / most recent"."""
+    m = AGED.search(prompt)
+    if m is None:
+        return f"I could not tell which rows of `{frame.name}` to show."
+    word = m.group(2).lower()
+    ages = [c for c in frame.columns if _AGES.search(c)] if word in ("oldest", "youngest") else []
+    dates = [c for c, t in (frame.dtypes or {}).items() if t.startswith("datetime")]
+    col = next(iter(ages or dates), None)
+    if col is None:
+        if frame.dtypes is None and not frame.looked:
+            return [frame.look(quiet=True)]
+        return f"I found no age or date column in `{frame.name}` to tell the {word} rows by."
+    largest = (word == "oldest") == bool(ages)
+    n = int(m.group(1))
+    code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)})"
+    return [Step("python", {"code": code}, f"find the {n} {word} rows of `{frame.name}` by {col}",
+                 reads=lambda out: None if (got := readers.frame_rows(out)) is None
+                 else f"the {got:,} {word} rows of `{frame.name}` by {col}", shows=True)]
+
+
+__all__ = ["AGED", "FIRST_ROWS", "aged_rows", "SORTED", "TOP_ROWS", "first_rows", "sorted_by", "top_rows"]
