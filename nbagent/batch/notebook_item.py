@@ -9,6 +9,7 @@ kept beside them (``executed.ipynb``). Needs the ``notebooks`` extra and the nba
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,6 +71,10 @@ def with_parameters(nb: NotebookNode, source: str) -> NotebookNode:
     return nb
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""The colours of a cell's traceback (``\x1b[31mAssertionError\x1b[39m``): not text for summary.csv."""
+
+
 def run_notebook_item(spec: ItemSpec) -> ItemRow:
     """Execute the notebook for one item and record its row (a failing cell is the item's error)."""
     from ..classroom import _folder_figures
@@ -97,7 +102,9 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
         run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).parent.resolve(),
                      click=UNATTENDED_CLICK)
     except Exception as exc:  # noqa: BLE001 - a failing cell (CellExecutionError) is this item's outcome
-        outcome, error = "error", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+        # (Ctrl-C is not: run_notebook raises KeyboardInterrupt, and the item keeps no result.)
+        last = ANSI.sub("", str(exc)).strip()
+        outcome, error = "error", f"{type(exc).__name__}: {last.splitlines()[-1] if last else ''}"
     figures = [f for f in (_folder_figures(m.parent) for m in task_root.glob("**/session.json")) if f is not None]
     total = {k: sum(f[k] for f in figures) for k in ("cost_usd", "requests", "retries", "truncations", "rate_limit_wait_s",
                                                      "budget_usd", "unpriced_requests")}

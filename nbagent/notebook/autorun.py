@@ -295,10 +295,21 @@ def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name:
     client = client_class()(nb, kernel_name=kernel_name, timeout=timeout, click=list(click),
                              resources={"metadata": {"path": str(cwd or Path(src).parent)}},
                              notebook_path=Path(src).name)
-    client.execute()
-    if dst is not None:
-        Path(dst).parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, str(dst))
+    try:
+        client.execute()
+    except Exception as exc:
+        # nbclient answers Ctrl-C (SIGINT, SIGTERM) itself, by shutting the kernel down; the cell then
+        # fails with nbclient's own AssertionError. A failure it is not: a batch wrote it as the
+        # item's finished result, which "run the same command again" then never ran again.
+        if getattr(client, "_async_cleanup_kernel_future", None) is not None:
+            raise KeyboardInterrupt from exc
+        raise
+    finally:
+        # Written when a cell fails too (up to the failing cell and its error): a batch item's or
+        # a CI run's only record of where it stopped and what its agent cells did before it.
+        if dst is not None:
+            Path(dst).parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, str(dst))
     return nb
 
 
