@@ -14,14 +14,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..notebook.autorun import CANCEL_FAILED
 from .item import ITEM_PLACEHOLDER, TASK_FOLDER, ItemResult, ItemRow, ItemSpec, within_admin, write_result
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
 EXECUTED = "executed.ipynb"
-UNATTENDED_CLICK = ("Deny",)
-"""What the run presses on a permission question: what ``--allow`` does not name is denied."""
+UNATTENDED_CLICK = ("Deny", CANCEL_FAILED)
+"""What the run presses on a permission question (what ``--allow`` does not name is denied), and on
+a request that failed for good (the item fails, rather than wait for Retry until the cell's timeout)."""
 
 
 OWN_IMPORTS = "__import__('nbagent.notebook.warmup', fromlist=['_']).imported()  # pandas, the SDK: not from the item's folder"

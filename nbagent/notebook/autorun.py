@@ -93,7 +93,8 @@ def client_class() -> "type[NotebookClient]":
         empty list clicks nothing), so a notebook can show a denial or *Retry now* unattended.
         """
 
-        click = List(Unicode(), default_value=["Allow"], help="Button descriptions to press, by preference.").tag(config=True)
+        click = List(Unicode(), default_value=["Allow", CANCEL_FAILED],
+                     help="Button descriptions (or tooltips) to press, by preference.").tag(config=True)
         notebook_path = Unicode("", help="The notebook's path, as the bridge's hello names it.").tag(config=True)
 
         def __init__(self, nb: "NotebookNode", **kwargs: Any) -> None:  # nbclient's own traits
@@ -144,7 +145,8 @@ def _press_if_wanted(kc: "KernelClient", comm_id: str, model: dict[str, object],
                      clicked: list[str]) -> bool:
     """Press the button whose widget state is ``model``, when its label is ``wanted``, it is
     enabled and not pressed before; whether it was pressed."""
-    if (model.get("_model_name") != "ButtonModel" or model.get("description") not in wanted
+    named = model.get("description") in wanted or (model.get("tooltip") or None) in wanted
+    if (model.get("_model_name") != "ButtonModel" or not named
             or model.get("disabled") or comm_id in clicked):
         return False
     kc.shell_channel.send(kc.session.msg("comm_msg", {
@@ -152,6 +154,12 @@ def _press_if_wanted(kc: "KernelClient", comm_id: str, model: dict[str, object],
     }))
     return True
 
+
+CANCEL_FAILED = "Cancel the run: the request failed"
+"""The failed-request card's **Cancel**, by its tooltip (``view.retry.CANCEL_FAILED_TOOLTIP``; not the
+retry countdown's Cancel, which would end an automatic retry). Nobody watches an unattended run: a
+request that failed for good (401, 400) fails the cell, rather than wait for **Retry** / **Cancel**
+until the cell's timeout (300 s) — a batch item's row then said ``CellTimeoutError: ------``."""
 
 GRANTING = frozenset({"Allow", "Allow always (this session)"})
 """The prompt buttons that let a tool run (the others deny, retry, cancel or stop)."""
@@ -288,7 +296,8 @@ def __getattr__(name: str) -> object:
 
 
 def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name: str = "nbagent",
-                 timeout: int = 300, click: Sequence[str] = ("Allow",), cwd: str | Path | None = None) -> "NotebookNode":
+                 timeout: int = 300, click: Sequence[str] = ("Allow", CANCEL_FAILED),
+                 cwd: str | Path | None = None) -> "NotebookNode":
     """Execute ``src`` (answering prompts), write it to ``dst`` if given, return the notebook."""
     nbformat = _need("nbformat")
     nb = nbformat.read(str(src), as_version=4)

@@ -90,3 +90,24 @@ def test_an_item_cut_short_by_ctrl_c_has_no_result_and_runs_again(tmp_path: Path
     (tmp_path / "d.csv").write_text("x\n1\n2\n")  # the same item, now quick: the next run runs it
     done = subprocess.run(batch(tmp_path, nb, out), capture_output=True, text=True, env=ENV, timeout=600, cwd=tmp_path)
     assert done.returncode == 0 and "1/1 answered" in done.stdout, (done.stdout, done.stderr)
+
+
+@pytest.mark.kernel
+def test_a_request_that_fails_for_good_fails_the_item_at_once_not_at_the_cells_timeout(tmp_path: Path) -> None:
+    """A 401 (an expired key) in an item's agent cell: nobody watches, so the failed-request card's
+    **Cancel** is pressed and the item fails with the API's error. On the old code the card waited for
+    Retry / Cancel until the cell's timeout (300 s), then the row said ``CellTimeoutError: -------``."""
+    (tmp_path / "d.csv").write_text("x\n1\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell('item = "x.csv"', metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("import nbagent\nfrom nbagent.providers.simulated import Fault\n"
+                                          "api = nbagent.session().agent.simulated_api\n"
+                                          "api.faults = {len(api.requests) + 1: Fault.auth()}"),
+                nbformat.v4.new_code_cell('get_ipython().run_cell_magic("agent", "", "What is 2 * 3?")')]
+    nbformat.write(nb, str(tmp_path / "nb.ipynb"))
+    out = tmp_path / "runs"
+    done = subprocess.run(batch(tmp_path, tmp_path / "nb.ipynb", out), capture_output=True, text=True, env=ENV,
+                          timeout=150, cwd=tmp_path)
+    assert done.returncode == 1 and "0/1 answered" in done.stdout, (done.stdout, done.stderr)
+    row = json.loads(next(out.glob("*/result.json")).read_text())
+    assert "invalid x-api-key" in row["error"] and row["seconds"] < 100, row
