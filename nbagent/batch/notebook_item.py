@@ -77,6 +77,16 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 """The colours of a cell's traceback (``\x1b[31mAssertionError\x1b[39m``): not text for summary.csv."""
 
 
+def error_line(exc: Exception) -> str:
+    """The line of a failed run the row shows: a failing cell's error (the message's last line), or,
+    for a cell that timed out, nbclient's first line ("A cell timed out …, after 300 seconds."): its
+    last is the dashes under the cell's preview, which is all the row said."""
+    lines = ANSI.sub("", str(exc)).strip().splitlines()
+    if not lines:
+        return ""
+    return lines[0] if type(exc).__name__ == "CellTimeoutError" else lines[-1]
+
+
 def run_notebook_item(spec: ItemSpec) -> ItemRow:
     """Execute the notebook for one item and record its row (a failing cell is the item's error)."""
     from ..classroom import _folder_figures
@@ -105,8 +115,7 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
                      click=UNATTENDED_CLICK)
     except Exception as exc:  # noqa: BLE001 - a failing cell (CellExecutionError) is this item's outcome
         # (Ctrl-C is not: run_notebook raises KeyboardInterrupt, and the item keeps no result.)
-        last = ANSI.sub("", str(exc)).strip()
-        outcome, error = "error", f"{type(exc).__name__}: {last.splitlines()[-1] if last else ''}"
+        outcome, error = "error", f"{type(exc).__name__}: {error_line(exc)}"
     figures = [f for f in (_folder_figures(m.parent) for m in task_root.glob("**/session.json")) if f is not None]
     total = {k: sum(f[k] for f in figures) for k in ("cost_usd", "requests", "retries", "truncations", "rate_limit_wait_s",
                                                      "budget_usd", "unpriced_requests")}

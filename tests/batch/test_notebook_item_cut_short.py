@@ -111,3 +111,16 @@ def test_a_request_that_fails_for_good_fails_the_item_at_once_not_at_the_cells_t
     assert done.returncode == 1 and "0/1 answered" in done.stdout, (done.stdout, done.stderr)
     row = json.loads(next(out.glob("*/result.json")).read_text())
     assert "invalid x-api-key" in row["error"] and row["seconds"] < 100, row
+
+
+def test_a_cell_that_timed_out_is_named_so_in_the_items_error() -> None:
+    """nbclient's timeout message ends with the dashes under the cell's preview: the row said
+    ``CellTimeoutError: -------------------`` (newcomer pass 25)."""
+    from nbclient.exceptions import CellTimeoutError
+
+    from nbagent.batch.notebook_item import error_line
+
+    exc = CellTimeoutError.error_from_timeout_and_cell("Cell execution timed out", 300,
+                                                       nbformat.v4.new_code_cell("import time\ntime.sleep(999)"))
+    assert error_line(exc) == "A cell timed out while it was being executed, after 300 seconds."
+    assert error_line(ValueError("x\n\x1b[31mKeyError\x1b[39m: 'a'")) == "KeyError: 'a'"
