@@ -230,6 +230,8 @@ def check_model_id(model: object) -> str:
     the setting, after the request was sent (and a page offered Retry)."""
     if not isinstance(model, str) or not model.strip():
         raise ValueError(f"model must be a model id such as {DEFAULT_MODEL!r}, got {model!r} (see docs/models.md)")
+    if model != model.strip():  # "$(cat model.txt)", a pasted id: the API's 404 named no setting either
+        raise ValueError(f"model {model!r} has spaces or a line break around it: use {model.strip()!r}")
     return model
 
 

@@ -17,3 +17,11 @@ def test_an_empty_model_id_is_refused_naming_the_setting(model: str) -> None:
 def test_an_unknown_model_id_is_still_taken() -> None:
     # Unknown ids are a gateway's or a new model's: only their prices are unknown (docs/models.md).
     assert SessionConfig(model="claude-nonsense-9").model == "claude-nonsense-9"
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5\n", " claude-sonnet-5-5", "claude-sonnet-5-5\t"])
+def test_a_model_id_with_space_or_a_line_break_around_it_is_refused_naming_the_clean_id(model: str) -> None:
+    """``%config AgentMagics.model = open("model.txt").read()`` (its line break): taken, and each
+    prompt's request failed at the API (404) naming no setting (review of newcomer pass 25)."""
+    with pytest.raises(ValueError, match="has spaces or a line break around it: use 'claude-sonnet-5-5'"):
+        SessionConfig(model=model)
