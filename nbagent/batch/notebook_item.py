@@ -100,6 +100,10 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
     import nbformat
 
     task_root = folder / TASK_FOLDER
+    # Cut short before (Ctrl-C: no result): the notebook runs again from its first cell, its agent
+    # cells ask the model again, and the earlier run's sessions stay in its row's figures. The row
+    # said resumed False, as for an item never started: nothing told the user it had spent before.
+    resumed = task_root.is_dir() and any(task_root.glob("**/session.json"))
     task_root.mkdir(parents=True, exist_ok=True)
     nb = with_parameters(nbformat.read(str(spec.notebook), as_version=4), parameters_source(spec, task_root))
     source = folder / "parameterised.ipynb"
@@ -125,4 +129,4 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
         budget_usd=round(total["budget_usd"], 6), unpriced_requests=unpriced, requests=int(total["requests"]),
         retries=int(total["retries"]), truncations=int(total["truncations"]),
         rate_limit_wait_s=round(total["rate_limit_wait_s"], 3), seconds=round(time.monotonic() - started, 3),
-        error=error))
+        error=error, resumed=resumed))
