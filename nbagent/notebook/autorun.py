@@ -181,7 +181,11 @@ def cell_clicks(metadata: object, default: list[str]) -> list[str]:
         return default
     if GRANTING.isdisjoint(default):
         kept = [c for c in click if c not in GRANTING]
-        return kept if kept or not click else default
+        kept = kept if kept or not click else list(default)
+        # Nobody watches: a request that failed for good still fails the cell at once, whatever the
+        # cell picked (its ["Deny"] waited on Retry / Cancel until the cell's timeout, 300 s an item).
+        wants_failure_answer = CANCEL_FAILED in default and not {"Retry", CANCEL_FAILED} & set(kept)
+        return [*kept, CANCEL_FAILED] if wants_failure_answer else kept
     return list(click)
 
 
