@@ -9,18 +9,21 @@ kept beside them (``executed.ipynb``). Needs the ``notebooks`` extra and the nba
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..notebook.autorun import CANCEL_FAILED
 from .item import ITEM_PLACEHOLDER, TASK_FOLDER, ItemResult, ItemRow, ItemSpec, within_admin, write_result
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
 EXECUTED = "executed.ipynb"
-UNATTENDED_CLICK = ("Deny",)
-"""What the run presses on a permission question: what ``--allow`` does not name is denied."""
+UNATTENDED_CLICK = ("Deny", CANCEL_FAILED)
+"""What the run presses on a permission question (what ``--allow`` does not name is denied), and on
+a request that failed for good (the item fails, rather than wait for Retry until the cell's timeout)."""
 
 
 OWN_IMPORTS = "__import__('nbagent.notebook.warmup', fromlist=['_']).imported()  # pandas, the SDK: not from the item's folder"
@@ -70,6 +73,20 @@ def with_parameters(nb: NotebookNode, source: str) -> NotebookNode:
     return nb
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""The colours of a cell's traceback (``\x1b[31mAssertionError\x1b[39m``): not text for summary.csv."""
+
+
+def error_line(exc: Exception) -> str:
+    """The line of a failed run the row shows: a failing cell's error (the message's last line), or,
+    for a cell that timed out, nbclient's first line ("A cell timed out …, after 300 seconds."): its
+    last is the dashes under the cell's preview, which is all the row said."""
+    lines = ANSI.sub("", str(exc)).strip().splitlines()
+    if not lines:
+        return ""
+    return lines[0] if type(exc).__name__ == "CellTimeoutError" else lines[-1]
+
+
 def run_notebook_item(spec: ItemSpec) -> ItemRow:
     """Execute the notebook for one item and record its row (a failing cell is the item's error)."""
     from ..classroom import _folder_figures
@@ -83,6 +100,10 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
     import nbformat
 
     task_root = folder / TASK_FOLDER
+    # Cut short before (Ctrl-C: no result): the notebook runs again from its first cell, its agent
+    # cells ask the model again, and the earlier run's sessions stay in its row's figures. The row
+    # said resumed False, as for an item never started: nothing told the user it had spent before.
+    resumed = task_root.is_dir() and any(task_root.glob("**/session.json"))
     task_root.mkdir(parents=True, exist_ok=True)
     nb = with_parameters(nbformat.read(str(spec.notebook), as_version=4), parameters_source(spec, task_root))
     source = folder / "parameterised.ipynb"
@@ -97,7 +118,8 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
         run_notebook(source, folder / EXECUTED, kernel_name="nbagent", cwd=Path(spec.item).parent.resolve(),
                      click=UNATTENDED_CLICK)
     except Exception as exc:  # noqa: BLE001 - a failing cell (CellExecutionError) is this item's outcome
-        outcome, error = "error", f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+        # (Ctrl-C is not: run_notebook raises KeyboardInterrupt, and the item keeps no result.)
+        outcome, error = "error", f"{type(exc).__name__}: {error_line(exc)}"
     figures = [f for f in (_folder_figures(m.parent) for m in task_root.glob("**/session.json")) if f is not None]
     total = {k: sum(f[k] for f in figures) for k in ("cost_usd", "requests", "retries", "truncations", "rate_limit_wait_s",
                                                      "budget_usd", "unpriced_requests")}
@@ -107,4 +129,4 @@ def run_notebook_item(spec: ItemSpec) -> ItemRow:
         budget_usd=round(total["budget_usd"], 6), unpriced_requests=unpriced, requests=int(total["requests"]),
         retries=int(total["retries"]), truncations=int(total["truncations"]),
         rate_limit_wait_s=round(total["rate_limit_wait_s"], 3), seconds=round(time.monotonic() - started, 3),
-        error=error))
+        error=error, resumed=resumed))

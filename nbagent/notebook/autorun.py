@@ -93,7 +93,8 @@ def client_class() -> "type[NotebookClient]":
         empty list clicks nothing), so a notebook can show a denial or *Retry now* unattended.
         """
 
-        click = List(Unicode(), default_value=["Allow"], help="Button descriptions to press, by preference.").tag(config=True)
+        click = List(Unicode(), default_value=["Allow", CANCEL_FAILED],
+                     help="Button descriptions (or tooltips) to press, by preference.").tag(config=True)
         notebook_path = Unicode("", help="The notebook's path, as the bridge's hello names it.").tag(config=True)
 
         def __init__(self, nb: "NotebookNode", **kwargs: Any) -> None:  # nbclient's own traits
@@ -144,7 +145,8 @@ def _press_if_wanted(kc: "KernelClient", comm_id: str, model: dict[str, object],
                      clicked: list[str]) -> bool:
     """Press the button whose widget state is ``model``, when its label is ``wanted``, it is
     enabled and not pressed before; whether it was pressed."""
-    if (model.get("_model_name") != "ButtonModel" or model.get("description") not in wanted
+    named = model.get("description") in wanted or (model.get("tooltip") or None) in wanted
+    if (model.get("_model_name") != "ButtonModel" or not named
             or model.get("disabled") or comm_id in clicked):
         return False
     kc.shell_channel.send(kc.session.msg("comm_msg", {
@@ -152,6 +154,12 @@ def _press_if_wanted(kc: "KernelClient", comm_id: str, model: dict[str, object],
     }))
     return True
 
+
+CANCEL_FAILED = "Cancel the run: the request failed"
+"""The failed-request card's **Cancel**, by its tooltip (``view.retry.CANCEL_FAILED_TOOLTIP``; not the
+retry countdown's Cancel, which would end an automatic retry). Nobody watches an unattended run: a
+request that failed for good (401, 400) fails the cell, rather than wait for **Retry** / **Cancel**
+until the cell's timeout (300 s) — a batch item's row then said ``CellTimeoutError: ------``."""
 
 GRANTING = frozenset({"Allow", "Allow always (this session)"})
 """The prompt buttons that let a tool run (the others deny, retry, cancel or stop)."""
@@ -173,7 +181,11 @@ def cell_clicks(metadata: object, default: list[str]) -> list[str]:
         return default
     if GRANTING.isdisjoint(default):
         kept = [c for c in click if c not in GRANTING]
-        return kept if kept or not click else default
+        kept = kept if kept or not click else list(default)
+        # Nobody watches: a request that failed for good still fails the cell at once, whatever the
+        # cell picked (its ["Deny"] waited on Retry / Cancel until the cell's timeout, 300 s an item).
+        wants_failure_answer = CANCEL_FAILED in default and not {"Retry", CANCEL_FAILED} & set(kept)
+        return [*kept, CANCEL_FAILED] if wants_failure_answer else kept
     return list(click)
 
 
@@ -288,17 +300,29 @@ def __getattr__(name: str) -> object:
 
 
 def run_notebook(src: str | Path, dst: str | Path | None = None, *, kernel_name: str = "nbagent",
-                 timeout: int = 300, click: Sequence[str] = ("Allow",), cwd: str | Path | None = None) -> "NotebookNode":
+                 timeout: int = 300, click: Sequence[str] = ("Allow", CANCEL_FAILED),
+                 cwd: str | Path | None = None) -> "NotebookNode":
     """Execute ``src`` (answering prompts), write it to ``dst`` if given, return the notebook."""
     nbformat = _need("nbformat")
     nb = nbformat.read(str(src), as_version=4)
     client = client_class()(nb, kernel_name=kernel_name, timeout=timeout, click=list(click),
                              resources={"metadata": {"path": str(cwd or Path(src).parent)}},
                              notebook_path=Path(src).name)
-    client.execute()
-    if dst is not None:
-        Path(dst).parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, str(dst))
+    try:
+        client.execute()
+    except Exception as exc:
+        # nbclient answers Ctrl-C (SIGINT, SIGTERM) itself, by shutting the kernel down; the cell then
+        # fails with nbclient's own AssertionError. A failure it is not: a batch wrote it as the
+        # item's finished result, which "run the same command again" then never ran again.
+        if getattr(client, "_async_cleanup_kernel_future", None) is not None:
+            raise KeyboardInterrupt from exc
+        raise
+    finally:
+        # Written when a cell fails too (up to the failing cell and its error): a batch item's or
+        # a CI run's only record of where it stopped and what its agent cells did before it.
+        if dst is not None:
+            Path(dst).parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, str(dst))
     return nb
 
 

@@ -141,10 +141,11 @@ class AgentMagics(Magics):
         """``%config AgentMagics.X = …`` beyond the admin policy fails at once, naming the admin setting."""
         return admin_traits.checked(proposal["trait"].name, proposal["value"])
 
-    @validate("notes")
-    def _valid_notes(self, proposal: "Bunch") -> object:
-        """``%config AgentMagics.notes = -1`` fails at once with the range (as ``--notes`` does)."""
-        return settings.checked_notes(proposal["value"])
+    @validate("notes", "model")
+    def _valid_setting(self, proposal: "Bunch") -> object:
+        """``%config AgentMagics.notes = -1`` (or ``model = ""``) fails at once, saying why (as ``--notes`` does)."""
+        check = settings.checked_notes if proposal["trait"].name == "notes" else settings.checked_model
+        return check(proposal["value"])
 
     @validate("endpoints")
     def _no_literal_secrets(self, proposal: "Bunch") -> object:

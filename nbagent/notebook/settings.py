@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, TypeVar
 
 from ..engine.contracts.errors import NbAgentError
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..engine.contracts.config import SessionConfig
@@ -59,12 +61,24 @@ class SettingsHost(Protocol):
 
 def checked_notes(value: object) -> int:
     """The ``notes`` trait's value, or a ``TraitError`` naming the range (the session's own check)."""
-    from traitlets import TraitError
-
     from ..engine.contracts.config import check_notes_bound
 
+    return _as_trait_error(check_notes_bound, value)
+
+
+def checked_model(value: object) -> str:
+    """The ``model`` trait's value, or a ``TraitError`` where it is no model id (the session's own check):
+    ``%config AgentMagics.model = ""`` fails at once, not as the API's 400 at the next prompt."""
+    from ..engine.contracts.config import check_model_id
+
+    return _as_trait_error(check_model_id, value)
+
+
+def _as_trait_error(check: Callable[[object], T], value: object) -> T:
+    from traitlets import TraitError
+
     try:
-        return check_notes_bound(value)
+        return check(value)
     except ValueError as exc:
         raise TraitError(str(exc)) from None
 

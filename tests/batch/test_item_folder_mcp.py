@@ -55,4 +55,5 @@ def test_a_notebook_item_denies_what_allow_does_not_name(tmp_path: Path, monkeyp
     (tmp_path / "data.csv").write_text("a\n1\n")
     notebook_item.run_notebook_item(ItemSpec(item=str(tmp_path / "data.csv"), folder=str(tmp_path / "out"),
                                              prompt="p", provider="simulated", notebook=str(template)))
-    assert pressed == [("Deny",)]
+    # Deny, and the failed-request card's Cancel (newcomer pass 25): never a granting button.
+    assert pressed == [("Deny", autorun.CANCEL_FAILED)] and autorun.GRANTING.isdisjoint(pressed[0])

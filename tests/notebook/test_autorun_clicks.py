@@ -27,3 +27,20 @@ def test_a_cells_click_list_never_presses_allow_where_the_run_denies() -> None:
     # a run that allows (autorun's default) lets the teaching notebooks pick Allow always
     assert cell_clicks({"nbagent": {"click": ["Allow always (this session)"]}}, ["Allow"]) == \
         ["Allow always (this session)"]
+
+
+def test_a_cells_click_list_in_an_unattended_batch_still_cancels_a_request_that_failed_for_good() -> None:
+    """A template cell of ``nbagent.batch --notebook`` picking ``["Deny"]`` (or ``["Retry now"]``)
+    replaced the batch's list, failed-request Cancel included: a 401 in that cell waited on Retry /
+    Cancel until the cell's timeout, 300 s an item (review of newcomer pass 25)."""
+    from nbagent.batch.notebook_item import UNATTENDED_CLICK
+    from nbagent.notebook.autorun import CANCEL_FAILED, cell_clicks
+
+    default = list(UNATTENDED_CLICK)
+    assert cell_clicks({"nbagent": {"click": ["Deny"]}}, default) == ["Deny", CANCEL_FAILED]
+    assert cell_clicks({"nbagent": {"click": ["Retry now"]}}, default) == ["Retry now", CANCEL_FAILED]
+    assert cell_clicks({"nbagent": {"click": ["Allow"]}}, default) == default
+    assert cell_clicks({"nbagent": {"click": ["Retry"]}}, default) == ["Retry"]  # the cell's own answer
+    assert cell_clicks({}, default) == default
+    # a run that allows (autorun) keeps a cell's list as it is: its author watches the result
+    assert cell_clicks({"nbagent": {"click": ["Deny"]}}, ["Allow", CANCEL_FAILED]) == ["Deny"]

@@ -144,3 +144,16 @@ def test_a_task_dir_named_by_the_caller_wins_over_task_root(ip, tmp_path):  # no
     finally:
         magics.task_root = None
         run(ip, "%agent reset")
+
+
+def test_config_model_empty_fails_at_once_and_no_request_is_sent(ip, caplog):  # noqa: F811
+    """``%config AgentMagics.model = os.environ.get("MODEL", "")``: on the old code the setting was
+    taken, and the next prompt's request failed with the API's "model: Field required" (a page then
+    offered Retry) — nothing said which setting was wrong (newcomer pass 25)."""
+    magics = magics_mod.active_magics()
+    ip.run_cell('%config AgentMagics.model = ""')  # %config reports the TraitError as an error line
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("model must be a model id such as 'claude-sonnet-5-5', got ''" in e for e in errors), errors
+    assert magics.model == "claude-sonnet-5-5"
+    run(ip, "%%agent\nWhat is 2 * 3?")
+    assert set(_models_sent(session())) == {"claude-sonnet-5-5"}

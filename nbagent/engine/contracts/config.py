@@ -169,6 +169,7 @@ class SessionConfig:
             set_(self, "prices", load_models(self.prices))
         set_(self, "context", ContextPolicy.parse(self.context))
         # A setting the model refuses fails now, with what to do instead, not as a 400 later.
+        check_model_id(self.model)
         reasoning_params(self.model, self.thinking_budget, self.effort, self.prices)
         server_tool_definitions(self.server_tools)
         _check_positive(self, "max_tokens", "tool_output_limit", "tool_capture_limit", "kernel_context_tokens")
@@ -221,6 +222,17 @@ class RunLimits:
 
 class UnpricedBudgetError(NbAgentError, ValueError):
     """A dollar budget was set on a model nbagent has no prices for: it could not be enforced."""
+
+
+def check_model_id(model: object) -> str:
+    """``model``, or a ``ValueError`` where it is no model id: ``%config AgentMagics.model =
+    os.environ.get("MODEL", "")`` got the API's "model: Field required" (400), which said nothing of
+    the setting, after the request was sent (and a page offered Retry)."""
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(f"model must be a model id such as {DEFAULT_MODEL!r}, got {model!r} (see docs/models.md)")
+    if model != model.strip():  # "$(cat model.txt)", a pasted id: the API's 404 named no setting either
+        raise ValueError(f"model {model!r} has spaces or a line break around it: use {model.strip()!r}")
+    return model
 
 
 def unpriced_budget_refusal(model: str, prices: Mapping[str, ModelInfo] | None,

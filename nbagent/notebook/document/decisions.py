@@ -73,6 +73,8 @@ class Live:
     records_here: bool = False
     """Headless, ``no_record``: the folder has records (an edited first cell's prompt begins none of
     them), so the line must not say there is no record beside the notebook."""
+    without_session: bool = False
+    """Headless, ``no_record``: a record begins with this prompt but its session folder was deleted."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
     gone: tuple[str, ...] = ()

@@ -36,6 +36,7 @@ from .replay import (
     has_records,
     load_index,
     recorded_turn,
+    without_session,
 )
 
 if TYPE_CHECKING:
@@ -292,6 +293,7 @@ class DocumentLink(RecordLookup):
                         unfinished=found.unfinished,
                         live=live, new_question=found.shadowed, notebook_only=alone,
                         records_here=no_record and headless and has_records(self.root),
+                        without_session=no_record and headless and without_session(self.root, prompt),
                         gone=found.gone if no_record and headless else ())
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.

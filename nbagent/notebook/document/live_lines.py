@@ -33,6 +33,8 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
             return UNFINISHED_LINE, tag
         if decision.gone:
             return GONE_LINE.format(names=", ".join(decision.gone)), tag
+        if decision.without_session:
+            return NO_SESSION_LINE, tag
         return (NO_MATCH_LINE if decision.records_here else NO_RECORD_LINE), tag
     if decision.new_question:
         return NEW_QUESTION_LINE, tag
@@ -63,6 +65,11 @@ GONE_LINE = ("ⓘ no recorded answer for this cell here: the record beside the n
              "from the cell's own record.")
 """Headless, where the only records of this prompt name notebooks no longer in the folder (a renamed
 notebook said no record began with this prompt, "a new or edited cell")."""
+NO_SESSION_LINE = ("ⓘ no recorded answer for this cell here: the record beside the notebook (.nbagent/replay/) "
+                   "that begins with this prompt has lost its session folder (.nbagent/sessions/ deleted or moved), "
+                   "which a replay needs: asking the model.")
+"""Headless, where the records of this prompt lost their sessions (the folder's big part, deleted to
+save space): the line blamed the cell ("a new or edited cell")."""
 UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did not finish and record one (cut "
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
@@ -148,7 +155,7 @@ def show_other_settings(model: str | None, window: int | None, summary: Mapping[
 
 
 __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "GONE_LINE", "LIVE_LINE",
-           "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
+           "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_SESSION_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
            "OTHER_WINDOW_LINE",
            "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNFINISHED_RERUN_LINE", "UNSAFE_RECORD_LINE",
            "ambiguous_line", "live_line", "other_model_line", "other_window_line", "show_line", "show_other_settings"]

@@ -269,6 +269,15 @@ def has_records(root: Path) -> bool:
     return folder.is_dir() and any(folder.glob("*.json"))
 
 
+def without_session(root: Path, prompt: str) -> bool:
+    """Whether a record of the folder begins with ``prompt`` but its session folder is gone
+    (``.nbagent/sessions/`` deleted to save space): the line says so, not "a new or edited cell"."""
+    folder = root / RECORD_DIR / INDEX
+    indexes = (load_index(root, path.stem) for path in folder.glob("*.json")) if folder.is_dir() else ()
+    return any(i is not None and i.turns and i.turns[0].asked_by(prompt, None, strict=False)
+               and not (sessions_dir(root) / i.session).is_dir() for i in indexes)
+
+
 def recorded_turn(root: Path, prompt: str, holds: Callable[[str], bool]) -> tuple[str, int] | None:
     """The latest recorded turn (session, turn) that asked ``prompt`` in a notebook of the folder
     that ``holds(name)`` (has this very cell), or in a headless run that named none (as
@@ -397,4 +406,4 @@ def turn_events(session: Session, turn: int) -> list[Event]:
 
 __all__ = ["Found", "RecordFolderError", "RecordedTurn", "ReplayCursor", "ReplayIndex", "choose_record", "find_record",
            "has_records", "is_session_name", "load_index", "new_session_dir", "prompt_sha256", "record_dir_problem",
-           "refuse_unsafe", "save_index", "sessions_dir", "turn_events"]
+           "refuse_unsafe", "save_index", "sessions_dir", "turn_events", "without_session"]

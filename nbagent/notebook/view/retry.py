@@ -104,6 +104,10 @@ class RetryStatus:
         return f'<div style="{self._style}">{esc(self.plain())}</div>'
 
 
+CANCEL_FAILED_TOOLTIP = "Cancel the run: the request failed"
+"""The failed-request card's **Cancel** tooltip (``autorun`` presses it by this name when nobody watches)."""
+
+
 class FailurePrompt:
     """A failed request: the error, and **Retry** / **Cancel** (/ *Start new session*)."""
 
@@ -120,7 +124,9 @@ class FailurePrompt:
         self._buttons = w.HBox()
         self._status = w.HTML()
         self.retry_button = w.Button(description="Retry", icon="redo", button_style="warning")
-        self.cancel_button = w.Button(description="Cancel", button_style="danger")
+        # Its tooltip tells it from the retry countdown's Cancel, for an unattended run to press
+        # (``autorun.CANCEL_FAILED``): pressing that one would end an automatic retry that may succeed.
+        self.cancel_button = w.Button(description="Cancel", button_style="danger", tooltip=CANCEL_FAILED_TOOLTIP)
         self.new_session_button = w.Button(description="Start new session", layout=w.Layout(width="auto"))
         self.retry_button.on_click(lambda _b: self.retry())
         self.cancel_button.on_click(lambda _b: self.cancel())

@@ -133,3 +133,21 @@ def test_a_renamed_notebook_run_headless_names_the_record_of_its_old_name(tmp_pa
     assert "the record beside the notebook (.nbagent/) that begins with this prompt is sales.ipynb's, which is " \
            "not in this folder (renamed, moved or deleted since)" in out, out
     assert "a new or edited cell" not in out and "replayed: session" not in out
+
+
+def test_a_notebook_whose_sessions_folder_was_deleted_says_so_headless(tmp_path, monkeypatch):
+    """``.nbagent/sessions/`` (the folder's big part) deleted, ``.nbagent/replay/`` kept, then the
+    notebook run with nbconvert: a replay needs the session, so the cell asks the model, and it said
+    no record began with its prompt ("a new or edited cell"), which was untrue (newcomer pass 25)."""
+    import shutil
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (tmp_path / "sales.csv").write_text(ROWS)
+    write(tmp_path, "sales.ipynb", "warn")
+    run(tmp_path, "sales.ipynb")
+    shutil.rmtree(tmp_path / ".nbagent" / "sessions")
+
+    out = text(run(tmp_path, "sales.ipynb").cells[2])
+    assert "the record beside the notebook (.nbagent/replay/) that begins with this prompt has lost its session " \
+           "folder (.nbagent/sessions/ deleted or moved), which a replay needs: asking the model." in out, out
+    assert "a new or edited cell" not in out and "replayed: session" not in out
