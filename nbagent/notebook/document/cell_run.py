@@ -204,7 +204,7 @@ def replayed_output(magics: "MagicsApi", decision: Replay | Undone, *, structure
     from ...engine.contracts.events import Done
     from ...engine.contracts.messages import text_of
     from ...engine.state.folder_load import load_folder
-    from .replay import _assistant_messages, _segment
+    from .replay_events import assistant_messages, last_run_events
 
     folder = sessions_dir(magics.document.root) / decision.session
     if not folder.is_dir():
@@ -213,10 +213,10 @@ def replayed_output(magics: "MagicsApi", decision: Replay | Undone, *, structure
         snapshot = load_folder(folder)
     except (CorruptFileError, OSError, ValueError):
         return None
-    done = next((e for e in reversed(_segment(snapshot.events, decision.turn)) if isinstance(e, Done)), None)
+    done = next((e for e in reversed(last_run_events(snapshot.events, decision.turn)) if isinstance(e, Done)), None)
     if done is None or structured:
         return done.output if done is not None else None
-    answers = _assistant_messages(snapshot, decision.turn)
+    answers = assistant_messages(snapshot, decision.turn)
     return text_of(answers[-1]) if answers else None
 
 
@@ -256,7 +256,7 @@ def _ended(magics: "MagicsApi", decision: Replay, ending: "Ending | None") -> No
 def _rebuild(magics: "MagicsApi", decision: Replay) -> "Done | None":
     """Show a recorded turn through the live view (text, cards, notices, table), from its events."""
     from ...engine.contracts.events import Done
-    from .replay import turn_events
+    from .replay_events import turn_events
 
     link = magics.document
     current = magics.current

@@ -28,18 +28,14 @@ import stat
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable
 
 from ...engine.contracts.errors import NbAgentError
 from ...engine.disk.persist import atomic_write_json, read_json
 from .headless import plain_notebook_name
 
 if TYPE_CHECKING:
-    from ...engine.contracts.events import Event
     from ...engine.contracts.json_types import JSONObject
-    from ...engine.contracts.message_types import Message
-    from ...engine.state.folder_load import SessionSnapshot
-    from ...engine.state.session import Session
 
 RECORD_DIR = ".nbagent"
 SESSIONS = "sessions"
@@ -351,59 +347,6 @@ class ReplayCursor:
         return any(t.turn == nxt and t.asked_by(prompt, cell_id) for t in self.index.turns)
 
 
-def _assistant_messages(session: Session | SessionSnapshot, turn: int) -> list[Message]:
-    marks = {m.turn: m for m in session.marks}
-    if turn not in marks:
-        return []
-    start = marks[turn - 1].history_len if turn - 1 in marks else 0
-    return [m for m in session.history[start:marks[turn].history_len] if m.get("role") == "assistant"]
-
-
-def _segment(events: Sequence[Event], turn: int) -> list[Event]:
-    """The events of the last run of ``turn``: from after the previous ``Done`` to its ``Done``."""
-    from ...engine.contracts import events as ev
-
-    runs: list[list[Event]] = [[]]
-    for event in events:
-        runs[-1].append(event)
-        if isinstance(event, ev.Done):
-            runs.append([])
-    of_turn = [r for r in runs if any(isinstance(e, ev.ApiRequestStarted) and e.turn == turn for e in r)]
-    return of_turn[-1] if of_turn else []
-
-
-def _deltas(message: Message) -> list[Event]:
-    """The streamed text and thinking of one assistant message, as one delta per block."""
-    from ...engine.contracts import events as ev
-
-    out: list[Event] = []
-    content = message.get("content") or []
-    for i, block in enumerate(content if isinstance(content, list) else []):
-        match block:
-            case {"type": "text", "text": str() as text} if text:
-                out.append(ev.TextDelta(index=i, text=text))
-            case {"type": "thinking", "thinking": str() as thinking} if thinking:
-                out.append(ev.ThinkingDelta(index=i, text=thinking))
-    return out
-
-
-def turn_events(session: Session, turn: int) -> list[Event]:
-    """The events a live run of ``turn`` showed, rebuilt from the task folder: the logged events,
-    with each request's text put back before its completion (stream deltas are not logged)."""
-    from ...engine.contracts import events as ev
-    from ...engine.loop.compaction import COMPACT_KEEP
-
-    messages = iter(_assistant_messages(session, turn))
-    out: list[Event] = []
-    for event in _segment(session.events, turn):
-        if isinstance(event, ev.RequestCompleted) and event.record is not None and event.record.keep != COMPACT_KEEP:
-            message = next(messages, None)
-            if message is not None:
-                out.extend(_deltas(message))
-        out.append(event)
-    return out
-
-
 __all__ = ["Found", "RecordFolderError", "RecordedTurn", "ReplayCursor", "ReplayIndex", "choose_record", "find_record",
            "has_records", "is_session_name", "load_index", "new_session_dir", "prompt_sha256", "record_dir_problem",
-           "refuse_unsafe", "save_index", "sessions_dir", "turn_events", "without_session"]
+           "refuse_unsafe", "save_index", "sessions_dir", "without_session"]
