@@ -22,6 +22,10 @@ class Ending(Protocol):
     @property
     def error(self) -> str | None: ...
 
+UNSEEN_STOP = "stopped at a permission prompt nobody could see"
+"""How a run's error line begins when a prompt no page showed ended the turn (the line then says
+what to do itself: :func:`nbagent.notebook.view.questions.unseen_stop`)."""
+
 INTERRUPTED_LINE = "■ interrupted — history kept; the next %%agent continues"
 
 
@@ -89,6 +93,8 @@ def check_done(done: Ending | None, *, cancelled: bool = False, model: str | Non
                                  "--model holds for the later prompts too): run the cell with --model set to a "
                                  "model id that exists; %agent retry or the cell run as it is would ask for it "
                                  "again.")
+        if detail.startswith(UNSEEN_STOP):  # the line already says what to do
+            raise AgentRunFailed(f"the agent run {detail}")
         raise AgentRunFailed(f"the agent run failed: {detail}. Fix the cause and run %agent retry, "
                              "or run the cell again.")
     if cancelled:
@@ -106,6 +112,6 @@ def refused(exc: NbAgentError) -> AgentRunRefused:
     return AgentRunRefused(str(exc))
 
 
-__all__ = ["INTERRUPTED_LINE", "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
+__all__ = ["INTERRUPTED_LINE", "UNSEEN_STOP", "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
            "AgentRunRefused",
            "check_done", "fails", "refused"]
