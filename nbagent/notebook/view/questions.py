@@ -31,13 +31,16 @@ LOST_PROMPT = ("Denied, and the run stopped here: the page showing Allow / Deny 
 
 def unseen_stop(tool_name: str, lost: bool) -> str:
     """The one line a run ends with when nobody could answer its ``tool_name`` prompt: why, and
-    what to do (ask where a page shows the prompt, or allow the tool up front)."""
+    what to do (ask where a page shows the prompt, or allow the tool up front). The run is recorded:
+    the cell run again after a restart, or headless again, replays this stop (the line then shows
+    again), so the way out names ``--live`` too; without it, ``--allow`` added as told failed alike."""
     why = ("the page showing it was reloaded or closed, or the cell's outputs cleared, while it waited" if lost
            else "no notebook page shows this cell: nbconvert, nbclient, papermill or plain IPython ran it, "
                 "or it was deleted while queued")
     return (f"{UNSEEN_STOP} ({tool_name}: {why}); the call was denied and the model was not asked again. Run the "
             f"cell in an open notebook page to answer Allow / Deny there, or allow the tool up front: "
-            f"%%agent --allow {tool_name}")
+            f"%%agent --allow {tool_name}, with --live where the cell replays this recorded stop (a kernel restart, "
+            "another headless run): a replay runs nothing and fails the same way")
 
 
 class AskingView(Protocol):

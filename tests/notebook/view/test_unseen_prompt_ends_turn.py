@@ -76,3 +76,15 @@ async def test_the_cell_fails_with_one_line_saying_why_and_what_to_do(tmp_path) 
     line = str(failed.value)
     assert "\n" not in line and line.startswith("the agent run stopped at a permission prompt nobody could see")
     assert "%%agent --allow write" in line and "%agent retry" not in line
+
+
+async def test_the_line_says_how_to_get_past_a_replay_of_the_recorded_stop(tmp_path) -> None:
+    """The stop is recorded: a headless run again (or Run All after a restart) replays it, and
+    --allow added as the line said replayed the same failure (the options line does not undo a
+    record); the way out that works, --live with --allow, is named in the line itself."""
+    view = AgentView(cell_shown=gone)
+    _, _, events, _ = await _run_with(view, tmp_path)
+    with pytest.raises(AgentRunFailed) as failed:
+        check_done(done_of(events))
+    line = str(failed.value)
+    assert "\n" not in line and "--allow write" in line and "--live" in line
