@@ -285,6 +285,11 @@ def input_summary(tool_name: str, tool_input: object) -> str:
 
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst")
 """Files whose long lines are paragraphs, not a wall of data hiding a call."""
+DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".geojson", ".ipynb", ".xml", ".svg")
+"""Files whose long lines are their records (a wide CSV row, a one-line JSON document, a notebook's
+image output), read as data, not run: a long line there is what the file is, so only blank lines
+with text after them are warned about (as in prose). Scripts, SQL and minified JavaScript, which
+run, keep the long-line rule."""
 
 
 def written_text_warning(tool_input: object) -> str:
@@ -297,7 +302,7 @@ def written_text_warning(tool_input: object) -> str:
     if not isinstance(tool_input, dict):
         return ""
     path = str(tool_input.get("path", "")).lower()
-    prose = path.endswith(PROSE_SUFFIXES)
+    prose = path.endswith(PROSE_SUFFIXES + DATA_SUFFIXES)
     for key, value in tool_input.items():
         if isinstance(value, str) and "\n" in value:
             warning = layout_warning(value, long_lines=not prose)

@@ -27,3 +27,15 @@ def test_an_ordinary_written_file_is_not_warned_about() -> None:
     assert "⚠" not in input_summary("write_file", {"path": "a.py", "content": "print(1)\n" * 200})
     assert "⚠" not in input_summary("write_file", {"path": "notes.txt", "content": "one line, short"})
     assert "⚠" not in input_summary("edit_file", {"path": "a.py", "old": "x = 1", "new": "x = 2\n\n\ny = 3"})
+
+
+def test_ordinary_data_files_whose_records_are_long_lines_are_not_warned_about() -> None:
+    """A wide CSV row, a one-line JSON document, a notebook's image output: long lines are what
+    these files are (read, not run). Was: each write of one got "⚠ … line N is 439 characters long"."""
+    wide_csv = "\n".join(",".join(f"col{j}_{i}" for j in range(50)) for i in range(30)) + "\n"
+    one_line_json = '{"rows": [' + ", ".join(f'{{"id": {i}, "tags": ["x", "y"]}}' for i in range(300)) + "]}\n"
+    notebook = '{\n "cells": [\n  {\n   "outputs": [{"data": {"image/png": "' + "A" * 5000 + '"}}]\n  }\n ]\n}\n'
+    for path, content in [("wide.csv", wide_csv), ("data.json", one_line_json), ("analysis.ipynb", notebook)]:
+        assert "⚠" not in input_summary("write_file", {"path": path, "content": content}), path
+    # Blank lines with text after them are still warned about in a data file, as in prose.
+    assert "⚠ in content: 8 or more blank lines" in input_summary("write_file", {"path": "x.csv", "content": "a\n" + "\n" * 20 + "b\n"})
