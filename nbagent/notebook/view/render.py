@@ -190,10 +190,30 @@ def _script_letter(char: str) -> str:
     return script if script in _ZWNJ_SCRIPTS else ""
 
 
+# The joining scripts' letters that never join the letter after them (Arabic alef, dal, reh, waw …;
+# Syriac alaph, dalath, rish …): after one, a ZWNJ changes nothing drawn, so it hides, as it does
+# between two Indic letters with no virama before it (no half form to break). By name prefix: the
+# few dual-joining letters it catches too (alef maksura) are marked, the safe side.
+_NOT_JOINING_AFTER = tuple(f"{script} LETTER {name}" for script, names in (
+    ("ARABIC", "ALEF DAL THAL REH ZAIN WAW JEH DDAL RREH DAHAL DDAHAL DUL HAMZA TEH_MARBUTA YEH_BARREE AE OE U YU "
+               "VE KIRGHIZ ROHINGYA_YEH HIGH_HAMZA"),
+    ("SYRIAC", "ALAPH DALATH DOTLESS HE WAW ZAIN SADHE RISH TAW PERSIAN_DHALATH YUDH_HE"),
+) for name in (n.replace("_", " ") for n in names.split()))
+_JOINING = frozenset({"ARABIC", "SYRIAC", "NKO", "MONGOLIAN"})
+
+
 def _spelling_zwnj(text: str, i: int) -> bool:
-    """Whether the ZWNJ at ``text[i]`` stands between two letters of one script that spells with it."""
+    """Whether the ZWNJ at ``text[i]`` stands between two letters of one script that spells with it,
+    where it shows: after a letter that joins the next (a joining script), or after a virama (Indic)."""
     before = _script_letter(text[i - 1] if i > 0 else "")
-    return bool(before) and before == _script_letter(text[i + 1:i + 2])
+    if not before or before != _script_letter(text[i + 1:i + 2]):
+        return False
+    if before not in _JOINING:
+        return any(w in unicodedata.name(text[i - 1], "") for w in ("VIRAMA", "AL-LAKUNA"))
+    base = i - 1
+    while base > 0 and unicodedata.category(text[base]) == "Mn":  # past its vowel signs, to the letter
+        base -= 1
+    return not unicodedata.name(text[base], "").startswith(_NOT_JOINING_AFTER)
 
 
 def reveal_hidden_words(text: str) -> tuple[str, int]:

@@ -38,3 +38,14 @@ def test_every_other_hidden_character_is_still_marked_beside_a_kept_zwnj() -> No
     marked, count = render.reveal_hidden_words(f"\u202e{PERSIAN}\u200b")
     assert marked == f"⟦U+202E⟧{PERSIAN}⟦U+200B⟧" and count == 2
     assert "⟦U+200D⟧" in render.reveal_hidden_words("گزارش\u200dها")[0]  # the joiner is not the non-joiner
+
+
+def test_a_zwnj_that_changes_nothing_drawn_between_letters_of_such_a_script_is_marked() -> None:
+    """After a letter that never joins the next (Persian reh, zain, alef, dal) or between two Indic
+    letters with no virama, a ZWNJ draws nothing and changes nothing: ``ر‌ا.csv`` looks like the other
+    file ``را.csv``. Was: kept unmarked there as in a spelled word."""
+    for text in (f"ر{ZWNJ}ا.csv", f"ز{ZWNJ}بان", f"د{ZWNJ}ها", f"क{ZWNJ}ख.py", f"ক{ZWNJ}খ"):
+        marked, count = render.reveal_hidden_words(text)
+        assert "⟦U+200C⟧" in marked and count == 1, text
+    for word in (PERSIAN, f"خانه{ZWNJ}ها", f"می{ZWNJ}خواهم", f"بِ{ZWNJ}ها"):  # after a joining letter (and its vowel sign)
+        assert render.reveal_hidden_words(word) == (word, 0), word
