@@ -23,6 +23,10 @@ class Ending(Protocol):
     def error(self) -> str | None: ...
 
 UNSEEN_STOP = "stopped at a permission prompt nobody could see"
+LEFT_STOP = "stopped at a permission prompt in a cell that left the page"
+"""How a run's error line begins when its cell was deleted while queued, or run again while it ran:
+the turn ended there, but the cell does not fail: a failure would abort the kernel's queue (Run All's
+cells below it, or that new run) with the reason in a cell nobody sees."""
 """How a run's error line begins when a prompt no page showed ended the turn (the line then says
 what to do itself: :func:`nbagent.notebook.view.questions.unseen_stop`)."""
 
@@ -104,6 +108,8 @@ def check_done(done: Ending | None, *, cancelled: bool = False, model: str | Non
 
 def fails(done: Ending | None) -> bool:
     """Whether :func:`check_done` fails the cell for this ending (a failure, a cancel, an abort)."""
+    if done is not None and done.reason == "error" and (done.error or "").startswith(LEFT_STOP):
+        return False
     return done is not None and done.reason in FAILING_REASONS
 
 
@@ -112,6 +118,7 @@ def refused(exc: NbAgentError) -> AgentRunRefused:
     return AgentRunRefused(str(exc))
 
 
-__all__ = ["INTERRUPTED_LINE", "UNSEEN_STOP", "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
+__all__ = ["INTERRUPTED_LINE", "LEFT_STOP", "UNSEEN_STOP",
+           "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
            "AgentRunRefused",
            "check_done", "fails", "refused"]

@@ -14,7 +14,7 @@ from typing import Literal, Mapping, Protocol
 from ...engine.contracts import events as ev
 from ...engine.contracts.permissions import Allow, Deny, PermissionRequest
 from .. import waiting
-from ..outcome import UNSEEN_STOP
+from ..outcome import LEFT_STOP, UNSEEN_STOP
 from .prompts import PermissionPrompt
 from .retry import FailurePrompt
 from .tools import ToolCard
@@ -27,6 +27,17 @@ LOST_PROMPT = ("Denied, and the run stopped here: the page showing Allow / Deny 
                f"outputs cleared, or no page answered for {waiting.NO_PAGE_S:g} s: closed, asleep or disconnected) "
                "while it waited, so nobody could answer it. Run the agent cell again to be asked again (after a "
                "kernel restart, with --live: a replay shows this answer as recorded).")
+
+
+def left_stop(tool_name: str) -> str:
+    """The line a run ends with when its cell left the page (deleted while queued, or run again while
+    it ran): the turn ends, the cell does not fail (:data:`LEFT_STOP`), the user's queue goes on."""
+    return f"{LEFT_STOP} ({tool_name}: deleted, or run again while it ran); the call was denied and the model was not asked again"
+
+
+def _stop(view: "AskingView", tool_name: str, lost: bool) -> str:
+    left = getattr(view.cell_shown, waiting.LEFT_PAGE, False) is True
+    return left_stop(tool_name) if left else unseen_stop(tool_name, lost)
 
 
 def unseen_stop(tool_name: str, lost: bool) -> str:
@@ -70,7 +81,7 @@ async def ask_permission(view: AskingView, tool_name: str, tool_input: Mapping[s
         # A cell deleted while queued still runs: a prompt in it would wait for a click that cannot come.
         view.handle(ev.Notice(level="warning", message=UNSEEN_PROMPT))
         view.card(tool_use_id, tool_name).set_status("denied")
-        return Deny(UNSEEN_PROMPT, ends_turn=unseen_stop(tool_name, lost=False))
+        return Deny(UNSEEN_PROMPT, ends_turn=_stop(view, tool_name, lost=False))
     prompt = PermissionPrompt(tool_name, tool_input, getattr(request, "reason_asked", ""))
     card = view.card(tool_use_id, tool_name)
     if card.input != tool_input:  # a pre_tool_use hook's rewrite: the user decides on what runs
@@ -92,7 +103,7 @@ async def ask_permission(view: AskingView, tool_name: str, tool_input: Mapping[s
         card.set_status("aborted")
         return Deny("The run was aborted before the user decided.")
     except waiting.WaitUnseen:
-        denied = Deny(LOST_PROMPT, ends_turn=unseen_stop(tool_name, lost=True))
+        denied = Deny(LOST_PROMPT, ends_turn=_stop(view, tool_name, lost=True))
         prompt.settle(denied)
         settled = True
         card.set_status("denied")
@@ -125,4 +136,4 @@ async def ask_api_failure(view: AskingView, event: ev.ApiRequestFailed) -> Liter
     return "retry" if choice == "retry" else "cancel"
 
 
-__all__ = ["LOST_PROMPT", "UNSEEN_PROMPT", "AskingView", "unseen_stop", "ask_api_failure", "ask_permission"]
+__all__ = ["LOST_PROMPT", "UNSEEN_PROMPT", "AskingView", "left_stop", "unseen_stop", "ask_api_failure", "ask_permission"]

@@ -88,3 +88,20 @@ async def test_the_line_says_how_to_get_past_a_replay_of_the_recorded_stop(tmp_p
         check_done(done_of(events))
     line = str(failed.value)
     assert "\n" not in line and "--allow write" in line and "--live" in line
+
+
+async def test_a_cell_deleted_while_queued_ends_its_turn_without_failing(tmp_path) -> None:
+    """A queued agent cell deleted from an open page (or run again while it ran): its prompt shows
+    nowhere, so the turn ends there, but the cell does not fail: a failure aborts the kernel's queue,
+    the user's cells below it in Run All (or that new run), for a reason shown in no cell. Was (fx2):
+    the deleted cell failed and Run All silently stopped before the user's own cells."""
+
+    async def deleted() -> bool:
+        setattr(deleted, waiting.LEFT_PAGE, True)  # as page.shown_check's check does
+        return False
+
+    api, write, events, _ = await _run_with(AgentView(cell_shown=deleted), tmp_path)
+    assert write.calls == [] and len(messages_requests(api)) == 1  # still no request nobody sees
+    done = done_of(events)
+    assert done.reason == "error" and "left the page" in (done.error or "")
+    check_done(done)  # does not raise: the cell ends, the queue goes on

@@ -38,4 +38,5 @@ def test_ordinary_data_files_whose_records_are_long_lines_are_not_warned_about()
     for path, content in [("wide.csv", wide_csv), ("data.json", one_line_json), ("analysis.ipynb", notebook)]:
         assert "⚠" not in input_summary("write_file", {"path": path, "content": content}), path
     # Blank lines with text after them are still warned about in a data file, as in prose.
-    assert "⚠ in content: 8 or more blank lines" in input_summary("write_file", {"path": "x.csv", "content": "a\n" + "\n" * 20 + "b\n"})
+    spaced = {"path": "x.csv", "content": "a\n" + "\n" * 20 + "b\n"}
+    assert "⚠ in content: 8 or more blank lines" in input_summary("write_file", spaced)
