@@ -13,7 +13,8 @@
 
 export const ALLOW_CLASS = 'nbagent-allow';
 export const ARMING_CLASS = 'nbagent-allow-arming';
-/** 1000 ms: Firefox's dialog delay; longer than a double click, shorter than reading the card. */
+/** 1000 ms: Firefox's dialog delay; longer than a double click, shorter than reading the card.
+ * Measured on the monotonic clock (performance.now): the wall clock may be set back meanwhile. */
 export const ARM_DELAY_MS = 1000;
 
 /** The events that activate a button, by pointer or keyboard; each is stopped while it arms. */
@@ -23,7 +24,8 @@ type Clock = () => number;
 
 /** Watches `doc` for Allow buttons and keeps each inert for `delay` ms after it appears;
  * returns a function that stops watching. */
-export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS, now: Clock = () => Date.now()): () => void {
+export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
+                                  now: Clock = () => performance.now()): () => void {
   const shownAt = new WeakMap<Element, number>();
   const arm = (button: HTMLButtonElement) => {
     shownAt.set(button, now());
@@ -35,8 +37,12 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS, now: Cloc
     doc.defaultView?.setTimeout(() => release(button), delay);
   };
   const release = (button: HTMLButtonElement) => {
-    if (now() - (shownAt.get(button) ?? 0) < delay) {
-      return; // put back on the page since: its own timer releases it
+    const left = delay - (now() - (shownAt.get(button) ?? 0));
+    if (left > 0) {
+      // Put back on the page since, or the timer came a moment early by this clock (timers and
+      // clocks round differently): try again then, never left disabled for good.
+      doc.defaultView?.setTimeout(() => release(button), left);
+      return;
     }
     button.classList.remove(ARMING_CLASS);
     if (button.dataset.nbagentArmed && stillOpen(button)) {
