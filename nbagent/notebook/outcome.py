@@ -24,7 +24,8 @@ class Ending(Protocol):
 
 UNSEEN_STOP = "stopped at a permission prompt nobody could see"
 LEFT_STOP = "stopped at a permission prompt in a cell that left the page"
-"""How a run's error line begins when its cell was deleted while queued, or run again while it ran:
+"""How a run's error line begins when its cell was deleted while queued, run again while it ran, or
+its page reloaded:
 the turn ended there, but the cell does not fail: a failure would abort the kernel's queue (Run All's
 cells below it, or that new run) with the reason in a cell nobody sees."""
 """How a run's error line begins when a prompt no page showed ended the turn (the line then says

@@ -77,8 +77,9 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
             if not seen:  # run again while it ran: that run is queued behind this one
                 setattr(shown, waiting.LEFT_PAGE, True)
             return seen
-        if not _still_there(bridge, client):
-            return False  # reloaded, or opened again: the page now showing the cell never ran it
+        if not _still_there(bridge, client):  # reloaded, or opened again: the page now showing the cell never ran it
+            setattr(shown, waiting.LEFT_PAGE, True)  # and the user may queue cells there behind it
+            return False
         outputs = found.get("outputs")  # an older front-end does not say: read the notebook
         return outputs > 0 if isinstance(outputs, int) else await _has_outputs(bridge, cell_id)
 

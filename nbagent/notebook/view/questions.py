@@ -30,9 +30,11 @@ LOST_PROMPT = ("Denied, and the run stopped here: the page showing Allow / Deny 
 
 
 def left_stop(tool_name: str) -> str:
-    """The line a run ends with when its cell left the page (deleted while queued, or run again while
-    it ran): the turn ends, the cell does not fail (:data:`LEFT_STOP`), the user's queue goes on."""
-    return f"{LEFT_STOP} ({tool_name}: deleted, or run again while it ran); the call was denied and the model was not asked again"
+    """The line a run ends with when its cell left the page (deleted while queued, run again while it
+    ran, the page reloaded): the turn ends, the cell does not fail (:data:`LEFT_STOP`), the user's
+    queue goes on."""
+    return (f"{LEFT_STOP} ({tool_name}: deleted, run again while it ran, or its page reloaded); the call was "
+            "denied and the model was not asked again. Run the cell again to be asked.")
 
 
 def _stop(view: "AskingView", tool_name: str, lost: bool) -> str:
