@@ -12,6 +12,7 @@ import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
+import { guardAllowButtons } from './arming.js';
 import { sayHello } from './hello.js';
 import { keepIdsUnique } from './ids.js';
 import { BridgeError, VERSION, addressedHere, handleOp, type Args } from './ops.js';
@@ -120,6 +121,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   requires: [INotebookTracker],
   optional: [IConsoleTracker],
   activate: (app: JupyterFrontEnd, notebooks: INotebookTracker, consoles: IConsoleTracker | null) => {
+    guardAllowButtons(document); // a card that appears under the cursor takes no stray click on Allow
     notebooks.forEach(panel => watchNotebook(app, panel));
     notebooks.widgetAdded.connect((_, panel) => watchNotebook(app, panel));
     consoles?.widgetAdded.connect((_, panel) => {

@@ -6,6 +6,7 @@ the session's ``*_df()`` methods and the truncation explorer, so a table reads t
 
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
 
@@ -224,6 +225,8 @@ def messages_df(
     deleted_range: tuple[int, int] | None,
     replaced: Iterable[int] = frozenset(),
     updates: "ContextHistoryUpdates | None" = None,
+    server_cleared: int = 0,
+    never_cleared: Iterable[str] = (),
 ) -> "pd.DataFrame":
     """One row per history message: what the model sees of it.
 
@@ -233,6 +236,9 @@ def messages_df(
     ``updates`` holds it), ``replaced read`` (a duplicate file read replaced by a notice; indices in
     ``replaced``) or ``kept``. ``chars`` and ``est. tokens`` (tiktoken *estimates*) measure a sent
     message as it is sent (with ``updates`` applied), a hidden one as the history holds it.
+    ``server_cleared``: how many tool uses the API reported its context editing cleared in the
+    last request (``clear_tool_uses``); the server clears the oldest results it was sent, but not
+    those of ``never_cleared`` tools, so the messages holding them are ``cleared by server``.
     """
     import pandas as pd
 
@@ -248,13 +254,14 @@ def messages_df(
     # pairing repair's "result missing" for a first-pair call whose result was hidden.
     sent = sent_by_index(cast("Sequence[Message]", history), deleted_range, updates)
     rows: list[dict[str, object]] = []
+    cleared = _server_cleared(history, deleted_range, sent, server_cleared, set(never_cleared))
     for i, m in enumerate(history):
         shown = m
         if i >= 2 and is_hidden(i, deleted_range):
             status = "hidden"
         else:
             shown = sent.get(i, m)
-            status = _sent_status(i, omitted, masked, replaced_set)
+            status = "cleared by server" if i in cleared else _sent_status(i, omitted, masked, replaced_set)
         rows.append({
             "index": i,
             "role": m.get("role", ""),
@@ -264,6 +271,39 @@ def messages_df(
             "status": status,
         })
     return pd.DataFrame(rows, columns=["index", "role", "kind", "chars", "est. tokens", "status"])
+
+
+def server_cleared_tool_uses(record: RequestRecord | None) -> int:
+    """How many tool uses the API reported its context editing cleared in ``record``'s request
+    (``context_management.applied_edits``, kept as the record's ``server_edit`` actions)."""
+    if record is None:
+        return 0
+    counts = (re.search(r"\btool_uses (\d+)", a.detail) for a in record.context_actions if a.layer == "server_edit")
+    return sum(int(m.group(1)) for m in counts if m)
+
+
+def _server_cleared(history: Sequence[Mapping[str, object]], deleted_range: tuple[int, int] | None,
+                    sent: Mapping[int, object], count: int, never: set[str]) -> set[int]:
+    """The messages whose tool results the server's ``clear_tool_uses`` cleared: the oldest
+    ``count`` results sent (the API reports how many, and clears oldest first), skipping tools it
+    never clears."""
+    names = {str(b.get("id")): str(b.get("name")) for m in history for b in _blocks(m) if b.get("type") == "tool_use"}
+    found: set[int] = set()
+    for i, m in enumerate(history):
+        if count <= 0:
+            break
+        if i >= 2 and is_hidden(i, deleted_range):
+            continue
+        for b in _blocks(cast("Mapping[str, object]", sent.get(i, m))):
+            if count > 0 and b.get("type") == "tool_result" and names.get(str(b.get("tool_use_id"))) not in never:
+                found.add(i)
+                count -= 1
+    return found
+
+
+def _blocks(message: Mapping[str, object]) -> list[Mapping[str, object]]:
+    content = message.get("content")
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
 
 
 def _sent_status(i: int, omitted: int | None, masked: frozenset[int], replaced: set[int]) -> str:

@@ -145,6 +145,27 @@ def context(magics: "MagicsApi", args: Namespace) -> None:
     if later:
         print(f"\nThe history below is the whole record's, to the end of turn {sess.turn}: {later}")
     _display(sess.messages_df())
+    line = _server_edits_line(sess)
+    if line:
+        print(line)
+
+
+def _server_edits_line(sess: "NotebookSession") -> str:
+    """What the API reported its context editing cleared in the last request ('' for nothing): the
+    table marks those results ``cleared by server``, not ``kept``."""
+    from ..display.tables import server_cleared_tool_uses
+
+    records = sess.agent.records
+    if not records:
+        return ""
+    last = records[-1]
+    edits = [a for a in last.context_actions if a.layer == "server_edit"]
+    if not edits:
+        return ""
+    tokens = sum(a.tokens_removed for a in edits)
+    return (f"The API's context editing cleared {server_cleared_tool_uses(last)} tool result(s) "
+            f"({tokens:,} input tokens) of request {last.request} ({'; '.join(a.detail for a in edits)}): the "
+            "oldest it was sent, marked 'cleared by server' above; the model saw a placeholder for each.")
 
 
 def _replayed_turn(magics: "MagicsApi", sess: "NotebookSession", turn: int | None) -> tuple[int | None, str]:

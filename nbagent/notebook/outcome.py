@@ -22,6 +22,15 @@ class Ending(Protocol):
     @property
     def error(self) -> str | None: ...
 
+UNSEEN_STOP = "stopped at a permission prompt nobody could see"
+LEFT_STOP = "stopped at a permission prompt in a cell that left the page"
+"""How a run's error line begins when its cell was deleted while queued, run again while it ran, or
+its page reloaded:
+the turn ended there, but the cell does not fail: a failure would abort the kernel's queue (Run All's
+cells below it, or that new run) with the reason in a cell nobody sees."""
+"""How a run's error line begins when a prompt no page showed ended the turn (the line then says
+what to do itself: :func:`nbagent.notebook.view.questions.unseen_stop`)."""
+
 INTERRUPTED_LINE = "■ interrupted — history kept; the next %%agent continues"
 
 
@@ -89,6 +98,8 @@ def check_done(done: Ending | None, *, cancelled: bool = False, model: str | Non
                                  "--model holds for the later prompts too): run the cell with --model set to a "
                                  "model id that exists; %agent retry or the cell run as it is would ask for it "
                                  "again.")
+        if detail.startswith(UNSEEN_STOP):  # the line already says what to do
+            raise AgentRunFailed(f"the agent run {detail}")
         raise AgentRunFailed(f"the agent run failed: {detail}. Fix the cause and run %agent retry, "
                              "or run the cell again.")
     if cancelled:
@@ -98,6 +109,8 @@ def check_done(done: Ending | None, *, cancelled: bool = False, model: str | Non
 
 def fails(done: Ending | None) -> bool:
     """Whether :func:`check_done` fails the cell for this ending (a failure, a cancel, an abort)."""
+    if done is not None and done.reason == "error" and (done.error or "").startswith(LEFT_STOP):
+        return False
     return done is not None and done.reason in FAILING_REASONS
 
 
@@ -106,6 +119,7 @@ def refused(exc: NbAgentError) -> AgentRunRefused:
     return AgentRunRefused(str(exc))
 
 
-__all__ = ["INTERRUPTED_LINE", "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
+__all__ = ["INTERRUPTED_LINE", "LEFT_STOP", "UNSEEN_STOP",
+           "AgentCellError", "AgentInterrupted", "AgentRunCancelled", "AgentRunFailed",
            "AgentRunRefused",
            "check_done", "fails", "refused"]

@@ -134,11 +134,17 @@ class NotebookSession:
 
     def messages_df(self) -> "pd.DataFrame":
         """One row per history message: role, size, and whether the model still sees it."""
-        from ..display.tables import messages_df
+        from ..display.tables import messages_df, server_cleared_tool_uses
+        from ..engine.contracts.context_policy import ContextPolicy
 
         # What a request sends now: masked results and replaced reads as their placeholders, not "kept".
         context = self.agent.engine.session.context
-        return messages_df(self.agent.history, self.agent.deleted_range, context.replaced_reads(), context.updates)
+        policy = self.agent.config.context
+        never = policy.options.exclude if isinstance(policy, ContextPolicy) else ()
+        records = self.agent.records
+        return messages_df(self.agent.history, self.agent.deleted_range, context.replaced_reads(), context.updates,
+                           server_cleared=server_cleared_tool_uses(records[-1] if records else None),
+                           never_cleared=never)
 
     def stop(self) -> None:
         """Stop the run in progress, as ■ would (thread-safe): abort it, and interrupt the model's

@@ -44,6 +44,11 @@ SHOWN_EVERY_S = 5.0
 
 
 NO_PAGE_S = 30.0
+LEFT_PAGE = "left_page"
+"""Set (true) on a ``shown`` check that found its cell deleted from the page, run again there while it
+ran, or the page reloaded (opened again) since it ran it: a page is open and runs the user's other
+cells, so a stop there must end the turn without failing the cell (a failure aborts the kernel's
+queue: the cells below, the new run, or a cell the user ran in the reloaded page)."""
 """How long a prompt is still taken as shown while no page of the notebook answers (a reload, a
 dropped connection coming back); past it, every tab of the notebook was closed and the prompt,
 shown nowhere, is given up (denied, or Retry / Cancel cancelled) rather than keep the kernel Busy."""

@@ -21,7 +21,7 @@ def _tools_sent(s: Any) -> list[str]:
 
 
 def test_config_model_between_two_cells_is_the_model_of_the_next_request(ip):  # noqa: F811
-    run(ip, "%%agent\nWhat is 2 * 3?")
+    run(ip, "%%agent --allow python\nWhat is 2 * 3?")
     assert set(_models_sent(session())) == {"claude-sonnet-5-5"}
     out = run(ip, '%config AgentMagics.model = "claude-haiku-4-5"')
     assert "new sessions" not in out  # the running session takes it: nothing to warn about
@@ -110,7 +110,7 @@ def test_mcp_json_off_reads_no_mcp_json_of_the_working_folder(ip, tmp_path):  # 
     run(ip, "%config AgentMagics.mcp_json = False")
     try:
         run(ip, "%agent reset")
-        run(ip, "%%agent\nWhat is 2 * 3?")
+        run(ip, "%%agent --allow python\nWhat is 2 * 3?")
         assert session().agent.mcp is None and not mark.exists()
     finally:
         magics_mod.active_magics().mcp_json = True
@@ -121,10 +121,10 @@ def test_task_root_saves_each_new_session_in_its_own_folder_under_it(ip, tmp_pat
     run(ip, f'%config AgentMagics.task_root = "{tmp_path / "sessions"}"')
     try:
         run(ip, "%agent reset")
-        run(ip, "%%agent\nWhat is 2 * 7?")
+        run(ip, "%%agent --allow python\nWhat is 2 * 7?")
         first = session().agent.session.task_dir
         run(ip, "%agent reset")
-        run(ip, "%%agent\nWhat is 2 * 8?")
+        run(ip, "%%agent --allow python\nWhat is 2 * 8?")
         second = session().agent.session.task_dir
         assert "not recorded for replay" in run(ip, "%agent status")
     finally:

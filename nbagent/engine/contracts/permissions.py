@@ -18,6 +18,7 @@ from typing import Awaitable, Callable, Iterable, Literal, Mapping, Protocol, Un
 
 from .config import DEFAULT_PERMISSION_MODE
 from .credentials import secret_read_reason, secret_write_reason
+from .errors import NbAgentError
 from .events import ApiRequestFailed, ApiRequestStarted, Event, PermissionDenied, RequestCompleted
 from .json_types import JSONValue
 from .protected import MAX_WRITTEN_CHECKED, protected_reason, resolve_tool_path, written_paths
@@ -33,9 +34,19 @@ class Allow:
 
 @dataclass(frozen=True)
 class Deny:
-    """Do not run the tool; ``reason`` is shown to the user and sent to the model."""
+    """Do not run the tool; ``reason`` is shown to the user and sent to the model.
+
+    ``ends_turn``, when set, also ends the turn there, with that line as the run's error: for a
+    question nobody could answer (a prompt no page shows), where going on would send the model more
+    requests nobody sees, and let it ask again. The call still gets its ``tool_result``.
+    """
 
     reason: str
+    ends_turn: str = ""
+
+
+class TurnEnded(NbAgentError):
+    """A permission answer ended the turn (:attr:`Deny.ends_turn`): the message is the run's error."""
 
 
 PermissionDecision = Union[Allow, Deny]
@@ -377,6 +388,6 @@ class PermissionGate:
 
 __all__ = [
     "Asker", "CallbackAsker", "FailureChoice", "OnApiFailure", "cancel_on_failure", "permission_callback",
-    "Allow", "Deny", "PermissionDecision", "PermissionRequest", "CanUseTool", "PermissionDenial",
+    "Allow", "Deny", "TurnEnded", "PermissionDecision", "PermissionRequest", "CanUseTool", "PermissionDenial",
     "PermissionGate", "allow_all", "deny_all", "denials_in", "decide_by_mode", "PLAN_MODE_PROMPT", "PLAN_MODE_OFF_PROMPT",
 ]

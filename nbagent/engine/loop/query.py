@@ -23,7 +23,15 @@ from ..contracts.config import RunLimits, SessionConfig
 from ..contracts.events import STREAM_DELTAS, Done, Event, ModelFallback, Notice, RequestCompleted, ServerToolResult, Totals
 from ..contracts.hooks import Hooks
 from ..contracts.messages import ContentBlock, prompt_blocks, result_sources, server_tool_calls, tool_uses
-from ..contracts.permissions import Asker, PermissionDenial, PermissionGate, cancel_on_failure, denials_in, permission_callback
+from ..contracts.permissions import (
+    Asker,
+    PermissionDenial,
+    PermissionGate,
+    TurnEnded,
+    cancel_on_failure,
+    denials_in,
+    permission_callback,
+)
 from ..contracts.provider import Provider
 from ..contracts.tool_api import StaticTools, ToolLike, ToolSource
 from ..state.session import Session
@@ -232,6 +240,8 @@ class QueryEngine(RunSecrets, BetweenRuns):
             cancelled(state, exc, session)
         except BudgetReached as exc:
             state.reason, state.stopped = exc.reason, exc.line
+        except TurnEnded as exc:  # a question nobody could answer: its call is answered, the rest not run
+            state.reason, state.error = "error", str(exc)
         finally:
             run.guard.stop()
             # Whatever happened (abort, error, interrupt, a closed generator), every tool_use gets

@@ -2,8 +2,9 @@
 
 Whatever the model sent (an unknown tool, a malformed input, a tool that raises), the caller gets
 exactly one :class:`ToolAnswer` for the call (the ``tool_result`` block), and events describing
-what happened. Only an abort (:class:`Aborted`) or a cancellation leaves this function early; the
-answer for the interrupted call is yielded first, so the history can still be repaired.
+what happened. Only an abort (:class:`Aborted`), a cancellation, or a denial that ends the turn
+(:class:`TurnEnded`: nobody could answer) leaves this function early; the answer for the call is
+yielded first, so the history can still be repaired.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..contracts.events import CallPreview, Event, Notice, PermissionAsked, Perm
 from ..contracts.hooks import NO_HOOKS, Hooks, RewriteInput, ToolCall
 from ..contracts.json_types import JSONObject
 from ..contracts.messages import ToolResultBlockParam, ToolUseBlockParam, error_result
-from ..contracts.permissions import Allow, Deny, PermissionGate
+from ..contracts.permissions import Allow, Deny, PermissionGate, TurnEnded
 from ..contracts.protected import resolve_tool_path
 from ..contracts.tool_api import PreviewsCalls, ToolContext, ToolInputError, ToolLike, ToolOutput, limit_output, truncate_middle
 from ..disk.json_depth import MAX_FILE_DEPTH, text_depth_exceeds
@@ -313,6 +314,8 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
         who = f"The user denied this {name} call" if asked else f"This {name} call was not allowed"
         for item in _refused(uid, name, who + (f": {decision.reason}" if decision.reason else ".")):
             yield item
+        if decision.ends_turn:  # nobody could answer: answered above, and nothing more is sent
+            raise TurnEnded(decision.ends_turn)
         return
     yield _Permitted(tool_input)
 

@@ -167,7 +167,8 @@ async def replay(magics: "MagicsApi", decision: Replay | Undone) -> None:
         show_line(said.RETRIED_UNFINISHED_LINE, "nbagent-retried")
         return
     if isinstance(decision, Undone):
-        show_line(said.ROLLED_BACK_LINE, "nbagent-no-record")
+        line = said.UNDONE_BY_MARK_LINE.format(before=decision.turn - 1) if decision.in_history else said.ROLLED_BACK_LINE
+        show_line(line, "nbagent-no-record")
         from .removal import undone_turn_cells
 
         left = await undone_turn_cells(magics.document.bridge, executing_cell_id(), decision.turn)

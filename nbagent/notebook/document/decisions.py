@@ -57,6 +57,9 @@ class Undone:
     retried: bool = False
     """Not undone but unfinished (interrupted, cut short) and redone below by ``%agent retry``,
     whose cell replays the answer: this one says so, and neither fails nor asks."""
+    in_history: bool = False
+    """Undone by the cell's mark alone (not signed) while the session's record still holds the turn:
+    no rollback is recorded there, so the answer may still be in the history a live prompt sends."""
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,9 @@ class NotebookRecord:
     """Signed with this user's key; False: a notebook received from someone else (text only)."""
     undone: bool = False
     """The cell's mark says ``%agent rollback`` undid this turn (the record travels without the folder)."""
+    undone_signed: bool = False
+    """``undone`` is in the signed record (as ``%agent rollback`` writes it now), not only in the mark
+    beside it, which anyone can add (and rollbacks before the signing wrote alone)."""
     fix: bool = False
     """The turn answered ``%agent fix`` (a record without the mark answered another prompt)."""
     options: JSONObject | None = None
@@ -195,6 +198,7 @@ def read_record(metadata: object, prompt: str | None, cell_id: str | None) -> No
     return NotebookRecord(record["session"], record["turn"], bundle, record["outcome"]["reason"],
                           error if isinstance(error, str) else None, inputs, _summary(record["summary"]),
                           record.get("provider"), mine, undone=undone,
+                          undone_signed=mine and record.get("undone") is True,
                           fix=record.get("fix") is True, options=_options(record))
 
 

@@ -230,13 +230,17 @@ class DocumentLink(RecordLookup):
         """The turn the cell's own metadata carries: replayed, or undone where the folder's record
         rolled it back (without the folder: where the cell's mark says a rollback undid it)."""
         index = load_index(self.root, carried.session) if carried.mine else None
-        if not carried.undone and (index is None or is_kept(carried, index, prompt, cell_id)):
+        kept = index is None or is_kept(carried, index, prompt, cell_id)
+        if not carried.undone and kept:
             return self._shows(self._from_notebook(carried, index, retried=is_retried(carried, index, prompt, cell_id)),
                                cell_id)
         # Undone by the user: not shown (stale), not asked (the rollback said so); the replay
-        # goes on, so the cells after it find their turns (the cursor is left as it is).
+        # goes on, so the cells after it find their turns (the cursor is left as it is). Where
+        # only the unsigned mark says so and the folder still holds the turn, the line says the
+        # answer may still be in the session's history (nothing is shown or asked either way).
         self.undone_shown += 1
-        return Undone(carried.turn)
+        return Undone(carried.turn, in_history=carried.undone and not carried.undone_signed and index is not None
+                      and kept)
 
     def _retried_below(self, mark: object, prompt: str, cell_id: str | None) -> Undone | None:
         """A cell whose run did not finish (interrupted) and that ``%agent retry`` redid below: its
@@ -257,7 +261,8 @@ class DocumentLink(RecordLookup):
         if carried is None or not carried.undone or (carried.session, carried.turn) != (session, turn):
             return None
         self.undone_shown += 1
-        return Undone(turn)
+        # The record this replay reads holds the turn: only a signed mark says a rollback took it out.
+        return Undone(turn, in_history=carried.mine and not carried.undone_signed)
 
     def _live(self, prompt: str, metadata: JSONObject, cursor: ReplayCursor | None,
               carried: NotebookRecord | None, found: Lookup, *, live: bool, new: bool, fresh: bool,

@@ -64,6 +64,7 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
         unanswered_since = None
         index = found.get("index")
         if isinstance(index, int) and index < 0:
+            setattr(shown, waiting.LEFT_PAGE, True)  # deleted while queued: see waiting.LEFT_PAGE
             return False
         if found.get("running") is not False:
             # Shown running ([*]), yet with no outputs (its live view, the prompt in it, went): the
@@ -72,9 +73,13 @@ def shown_check(bridge: "Bridge") -> "Callable[[], Awaitable[bool]]":
             # run queued, the first run's later outputs sent nowhere. Where the kernel session that
             # runs the cell is not known (an older kernel), as before: shown. Nor when its displays
             # go to an ipywidgets Output (``with out:``): the prompt shows there, maybe in another cell.
-            return found.get("outputs") != 0 or client is None or _in_an_output_widget()
-        if not _still_there(bridge, client):
-            return False  # reloaded, or opened again: the page now showing the cell never ran it
+            seen = found.get("outputs") != 0 or client is None or _in_an_output_widget()
+            if not seen:  # run again while it ran: that run is queued behind this one
+                setattr(shown, waiting.LEFT_PAGE, True)
+            return seen
+        if not _still_there(bridge, client):  # reloaded, or opened again: the page now showing the cell never ran it
+            setattr(shown, waiting.LEFT_PAGE, True)  # and the user may queue cells there behind it
+            return False
         outputs = found.get("outputs")  # an older front-end does not say: read the notebook
         return outputs > 0 if isinstance(outputs, int) else await _has_outputs(bridge, cell_id)
 

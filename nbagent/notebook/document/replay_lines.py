@@ -6,6 +6,11 @@ from __future__ import annotations
 ROLLED_BACK_LINE = ("ⓘ this cell's recorded turn was undone with %agent rollback: it is neither shown nor asked "
                     "again (no request sent), as you left it. To ask the model again, add --live to the cell's "
                     "first line.")
+UNDONE_BY_MARK_LINE = ("ⓘ this cell's mark says its turn was undone with %agent rollback, but the mark is not signed "
+                       "(an older nbagent's rollback, or an edit) and the session's record still holds the turn: "
+                       "it is neither shown nor asked again here, yet its answer may still be in the session's "
+                       "history, which the next live prompt sends to the model. To take it out, run %agent rollback "
+                       "{before}; to ask again, add --live to the cell's first line.")
 UNDONE_CELLS_LINE = ("ⓘ {count} cell(s) of this undone turn's code are still in the notebook (brought back by "
                      "Undo after the rollback, or kept by it): Run All runs them, so the kernel gets what they do. "
                      "Delete them to leave the turn undone.")
@@ -22,5 +27,5 @@ UNSIGNED_LINE = ("ⓘ not signed with your key (recorded by someone else, change
                  "rebuilt from the folder's events as plain text, and nothing of it runs.")
 
 
-__all__ = ["RECEIVED_LINE", "RETRIED_BELOW_LINE", "RETRIED_UNFINISHED_LINE", "ROLLED_BACK_LINE", "UNDONE_CELLS_LINE",
-           "UNFINISHED_SHOWN_LINE", "UNSIGNED_LINE"]
+__all__ = ["RECEIVED_LINE", "RETRIED_BELOW_LINE", "RETRIED_UNFINISHED_LINE", "ROLLED_BACK_LINE", "UNDONE_BY_MARK_LINE",
+           "UNDONE_CELLS_LINE", "UNFINISHED_SHOWN_LINE", "UNSIGNED_LINE"]

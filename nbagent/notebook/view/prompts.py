@@ -14,13 +14,15 @@ import ipywidgets as w
 from ...display.html import esc
 from ...engine.contracts.permissions import Allow, Deny
 from .. import waiting
-from .render import STYLE, reveal_hidden
+from .render import STYLE, reveal_hidden_words
 
 # No reason typed: the engine then tells the model "The user denied this python call." (a default
 # reason here used to read "The user denied this python call: The user denied this tool call.").
 DEFAULT_DENY_REASON = ""
 PROMPT_CLASS = "nbagent-prompt"
 """The CSS class of a permission prompt's box (the front-end's bridge looks for it)."""
+ALLOW_CLASS = "nbagent-allow"
+"""The CSS class of a prompt's Allow buttons, which the front-end arms after a delay."""
 RUN_CLASS = "nbagent-run"
 """The CSS class of a running agent view's box (the front-end's bridge looks for it)."""
 
@@ -35,9 +37,9 @@ class PermissionPrompt:
         self.stopped: str | None = None  # why the prompt closed with no decision (■, Stop): the call never ran
         # Marked as the input box marks them: the reason quotes the path the model wrote, where an
         # unclosed direction override reordered the rest of the line (and a tool name could hide a mark).
-        ask = f"Allow <b>{esc(reveal_hidden(tool_name)[0])}</b> to run?"
+        ask = f"Allow <b>{esc(reveal_hidden_words(tool_name)[0])}</b> to run?"
         if reason_asked:
-            ask += f' <span style="{STYLE["muted"]}">({esc(reveal_hidden(reason_asked)[0])})</span>'
+            ask += f' <span style="{STYLE["muted"]}">({esc(reveal_hidden_words(reason_asked)[0])})</span>'
         self._question = w.HTML(ask)
         self.allow_button = w.Button(description="Allow", button_style="success", icon="check")
         self.always_button = w.Button(description="Allow always (this session)", button_style="info",
@@ -61,6 +63,10 @@ class PermissionPrompt:
         # The front-end retires a prompt whose kernel restarted or stopped (frontend/src/prompts.ts):
         # the widgets of a dead kernel still look live, and a click on them goes nowhere.
         self.widget.add_class(PROMPT_CLASS)
+        # The front-end keeps these inert for a moment after they appear (frontend/src/arming.ts):
+        # a click aimed at what was under the cursor before the card came must not allow a call.
+        self.allow_button.add_class(ALLOW_CLASS)
+        self.always_button.add_class(ALLOW_CLASS)
         # The kernel's fast path resolves these clicks on the shell-channel thread.
         waiting.register_button(self.allow_button.model_id, self.decision, Allow())
         waiting.register_button(self.always_button.model_id, self.decision, Allow(always=True))

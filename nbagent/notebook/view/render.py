@@ -175,6 +175,67 @@ def reveal_hidden(text: str) -> tuple[str, int]:
     return marked, sum(flags)
 
 
+ZWNJ = "\u200c"
+# Scripts whose spelling uses the zero-width non-joiner inside words (Persian ``گزارش‌ها``, the Indic
+# scripts' explicit half forms): between two of their letters it shows, as a break in the joining.
+_ZWNJ_SCRIPTS = frozenset({"ARABIC", "SYRIAC", "NKO", "DEVANAGARI", "BENGALI", "GURMUKHI", "GUJARATI", "ORIYA",
+                           "TAMIL", "TELUGU", "KANNADA", "MALAYALAM", "SINHALA", "MONGOLIAN"})
+
+
+def _script_letter(char: str) -> str:
+    """The script of a letter or mark that uses the ZWNJ in words ('' for anything else)."""
+    if not char or unicodedata.category(char)[0] not in "LM":
+        return ""
+    script = unicodedata.name(char, "").split(" ", 1)[0]
+    return script if script in _ZWNJ_SCRIPTS else ""
+
+
+# The joining scripts' letters that never join the letter after them (Arabic alef, dal, reh, waw …;
+# Syriac alaph, dalath, rish …): after one, a ZWNJ changes nothing drawn, so it hides, as it does
+# between two Indic letters with no virama before it (no half form to break). By name prefix: the
+# few dual-joining letters it catches too (alef maksura) are marked, the safe side.
+_NOT_JOINING_AFTER = tuple(f"{script} LETTER {name}" for script, names in (
+    ("ARABIC", "ALEF DAL THAL REH ZAIN WAW JEH DDAL RREH DAHAL DDAHAL DUL HAMZA TEH_MARBUTA YEH_BARREE AE OE U YU "
+               "VE KIRGHIZ ROHINGYA_YEH HIGH_HAMZA"),
+    ("SYRIAC", "ALAPH DALATH DOTLESS HE WAW ZAIN SADHE RISH TAW PERSIAN_DHALATH YUDH_HE"),
+) for name in (n.replace("_", " ") for n in names.split()))
+_JOINING = frozenset({"ARABIC", "SYRIAC", "NKO", "MONGOLIAN"})
+
+
+def _spelling_zwnj(text: str, i: int) -> bool:
+    """Whether the ZWNJ at ``text[i]`` stands between two letters of one script that spells with it,
+    where it shows: after a letter that joins the next (a joining script), or after a virama (Indic)."""
+    before = _script_letter(text[i - 1] if i > 0 else "")
+    if not before or before != _script_letter(text[i + 1:i + 2]):
+        return False
+    if before not in _JOINING:
+        return any(w in unicodedata.name(text[i - 1], "") for w in ("VIRAMA", "AL-LAKUNA"))
+    base = i - 1
+    while base > 0 and unicodedata.category(text[base]) == "Mn":  # past its vowel signs, to the letter
+        base -= 1
+    return not unicodedata.name(text[base], "").startswith(_NOT_JOINING_AFTER)
+
+
+def reveal_hidden_words(text: str) -> tuple[str, int]:
+    """:func:`reveal_hidden` for words (a permission card's question: a file name, a tool's name),
+    where a ZWNJ between two letters of a script that spells with it is part of the word and shows
+    (it breaks the joining), so it is left as it is; every other one, and every other invisible or
+    direction-changing character, is marked as ``reveal_hidden`` marks it."""
+    if ZWNJ not in text:
+        return reveal_hidden(text)
+    kept = [i for i, c in enumerate(text) if c == ZWNJ and _spelling_zwnj(text, i)]
+    if not kept:
+        return reveal_hidden(text)
+    pieces, start, count = [], 0, 0
+    for i in kept:  # each piece is marked alone; the kept ZWNJs join them
+        marked, n = reveal_hidden(text[start:i])
+        pieces.append(marked)
+        count += n
+        start = i + 1
+    marked, n = reveal_hidden(text[start:])
+    return ZWNJ.join([*pieces, marked]), count + n
+
+
 def highlight_revealed(text: str, language: str) -> str:
     """``highlight`` with each hidden character shown as one marked ``⟦U+202E⟧`` (a placeholder
     goes through the lexer, so the mark is not split into tokens)."""
@@ -208,7 +269,7 @@ ROW_CHARS = 60
 """Characters a row of the box holds (about 100 in a notebook's width: fewer, for a narrow panel)."""
 
 
-def layout_warning(text: str) -> str:
+def layout_warning(text: str, *, long_lines: bool = True) -> str:
     """``; ⚠ …`` where the code's layout keeps part of it out of sight in its scrolling box, else "".
 
     The box shows about 18 rows: ``img = '<3,700 characters of base64>';__import__('os').system(…)``
@@ -218,7 +279,7 @@ def layout_warning(text: str) -> str:
     if sum(max(1, -(-len(line) // ROW_CHARS)) for line in lines) <= BOX_ROWS:
         return ""  # all in sight: a warning on ordinary code (a 430-character query) would cry wolf
     longest = max(range(len(lines)), key=lambda i: len(lines[i]))
-    if len(lines[longest]) >= LONG_LINE_CHARS:
+    if long_lines and len(lines[longest]) >= LONG_LINE_CHARS:
         return (f"; ⚠ line {longest + 1} is {len(lines[longest]):,} characters long: it wraps past the box, "
                 "whose end may be out of sight: scroll the box to its end before you allow")
     run = 0
@@ -238,9 +299,36 @@ def input_summary(tool_name: str, tool_input: object) -> str:
     if hidden:
         summary += (f"; ⚠ {hidden} invisible or direction-changing character(s), shown as ⟦U+…⟧: "
                     "the code may not do what it appears to")
-    # The code only: a non-code input is one JSON line per string (a written file's whole content), long as a rule.
     code = code_of(tool_name, tool_input)
-    return summary + (layout_warning(code[0]) if code is not None else "")
+    return summary + (layout_warning(code[0]) if code is not None else written_text_warning(tool_input))
+
+
+PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".rst")
+"""Files whose long lines are paragraphs, not a wall of data hiding a call."""
+DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".geojson", ".ipynb", ".xml", ".svg")
+"""Files whose long lines are their records (a wide CSV row, a one-line JSON document, a notebook's
+image output), read as data, not run: a long line there is what the file is, so only blank lines
+with text after them are warned about (as in prose). Scripts, SQL and minified JavaScript, which
+run, keep the long-line rule."""
+
+
+def written_text_warning(tool_input: object) -> str:
+    """:func:`layout_warning` for the texts a non-code input carries (write_file's ``content``,
+    edit_file's ``new``): a script written to a file runs as surely as a code cell, and its tail,
+    after forty blank lines or a wall of data, is as far out of sight. Only a text of several lines
+    is judged, by its own lines (the card shows it as one JSON string, long as a rule: its length
+    alone says nothing); a prose file's (``.md``, ``.txt``) long lines are its paragraphs, so there
+    only blank lines with text after them are warned about."""
+    if not isinstance(tool_input, dict):
+        return ""
+    path = str(tool_input.get("path", "")).lower()
+    prose = path.endswith(PROSE_SUFFIXES + DATA_SUFFIXES)
+    for key, value in tool_input.items():
+        if isinstance(value, str) and "\n" in value:
+            warning = layout_warning(value, long_lines=not prose)
+            if warning:
+                return warning.replace("; ⚠ ", f"; ⚠ in {key}: ", 1)
+    return ""
 
 
 def input_plain(tool_name: str, tool_input: object) -> str:

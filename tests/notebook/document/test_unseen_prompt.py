@@ -44,7 +44,7 @@ async def test_a_permission_asked_from_a_cell_no_longer_in_the_notebook_is_denie
     view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "1+1"}))
     request = PermissionRequest("t1", "python", {"code": "1+1"}, False, 1, "python is not read-only")
     outcome = await asyncio.wait_for(view.ask_permission("python", {"code": "1+1"}, request), 5)
-    assert outcome == Deny(UNSEEN_PROMPT)
+    assert isinstance(outcome, Deny) and outcome.reason == UNSEEN_PROMPT and outcome.ends_turn  # the turn ends
     with pytest.raises(LookupError):
         _ = view.permission  # no prompt was shown, so none waits
     assert "deleted while it was queued" in view.transcript()
@@ -97,8 +97,8 @@ async def test_a_prompt_whose_page_was_reloaded_while_it_waited_is_denied_with_a
     view.handle(ev.ToolUse(tool_use_id="t1", name="python", input={"code": "1+1"}))
     request = PermissionRequest("t1", "python", {"code": "1+1"}, False, 1, "python is not read-only")
     outcome = await asyncio.wait_for(view.ask_permission("python", {"code": "1+1"}, request), 5)
-    assert outcome == Deny(LOST_PROMPT) and flips.asked == 2
-    assert view.permission.outcome == Deny(LOST_PROMPT)  # the prompt was shown, then closed as denied
+    assert isinstance(outcome, Deny) and outcome.reason == LOST_PROMPT and outcome.ends_turn and flips.asked == 2
+    assert view.permission.outcome == outcome  # the prompt was shown, then closed as denied
     assert "reloaded or closed" in view.transcript()
 
 
@@ -353,7 +353,7 @@ async def test_a_prompt_whose_every_tab_was_closed_is_denied_once_no_page_answer
 
     outcome = await asyncio.wait_for(view.ask_permission("python", {"code": "1+1"}, request), 5)
 
-    assert outcome == Deny(LOST_PROMPT) and "reloaded or closed" in view.transcript()
+    assert isinstance(outcome, Deny) and outcome.reason == LOST_PROMPT and "reloaded or closed" in view.transcript()
 
 
 async def test_a_page_that_answers_again_within_the_bound_keeps_the_prompt(monkeypatch) -> None:

@@ -1,0 +1,109 @@
+/**
+ * A click delay on a permission card's Allow buttons.
+ *
+ * A card appears while the user is doing something else: a click or a key press aimed at what was
+ * under the cursor (or had the focus) a moment before could land on Allow / Allow always. Browsers
+ * guard their own download and permission dialogs the same way (Firefox ignores a dialog's buttons
+ * for `security.dialog_enable_delay`, 1000 ms; Chromium's prompts ignore input for about a
+ * double-click interval, 500 ms). So each Allow button (class `nbagent-allow`, set by
+ * nbagent/notebook/view/prompts.py) ignores activation for ARM_DELAY_MS after it is put on the
+ * page, again each time it is put back (JupyterLab's windowed notebook re-attaches a cell scrolled
+ * back into view). Deny is never delayed. Nothing here focuses a button.
+ */
+
+export const ALLOW_CLASS = 'nbagent-allow';
+export const ARMING_CLASS = 'nbagent-allow-arming';
+/** 1000 ms: Firefox's dialog delay; longer than a double click, shorter than reading the card.
+ * Measured on the monotonic clock (performance.now): the wall clock may be set back meanwhile. */
+export const ARM_DELAY_MS = 1000;
+
+/** The events that activate a button, by pointer or keyboard; each is stopped while it arms. */
+const ACTIVATING = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'keydown', 'keyup', 'keypress'];
+
+type Clock = () => number;
+
+/** Watches `doc` for Allow buttons and keeps each inert for `delay` ms after it appears;
+ * returns a function that stops watching. */
+export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
+                                  now: Clock = () => performance.now()): () => void {
+  const shownAt = new WeakMap<Element, number>();
+  const arm = (button: HTMLButtonElement) => {
+    shownAt.set(button, now());
+    button.classList.add(ARMING_CLASS);
+    if (!button.disabled) {
+      button.disabled = true; // shows it is not yet active; a disabled button takes no click
+      button.dataset.nbagentArmed = '1';
+    }
+    doc.defaultView?.setTimeout(() => release(button), delay);
+  };
+  const release = (button: HTMLButtonElement) => {
+    const left = delay - (now() - (shownAt.get(button) ?? 0));
+    if (left > 0) {
+      // Put back on the page since, or the timer came a moment early by this clock (timers and
+      // clocks round differently): try again then, never left disabled for good.
+      doc.defaultView?.setTimeout(() => release(button), left);
+      return;
+    }
+    button.classList.remove(ARMING_CLASS);
+    if (button.dataset.nbagentArmed && stillOpen(button)) {
+      button.disabled = false;
+    }
+    delete button.dataset.nbagentArmed;
+  };
+  const win = doc.defaultView as Window & typeof globalThis;
+  const observer = new win.MutationObserver(records => {
+    for (const record of records) {
+      record.addedNodes.forEach(node => {
+        if (node instanceof win.Element) {
+          allowButtonsIn(node).forEach(arm);
+        }
+      });
+      // ipywidgets may give a view its classes after it is on the page: armed when it gets ours.
+      const target = record.target;
+      if (record.type === 'attributes' && target instanceof win.HTMLButtonElement &&
+          target.classList.contains(ALLOW_CLASS) && !shownAt.has(target)) {
+        arm(target);
+      }
+    }
+  });
+  observer.observe(doc, { childList: true, subtree: true, attributes: true, attributeFilter: ['class'] });
+  const stop = (event: Event) => {
+    const target = event.target as Element | null;
+    const button = target?.closest?.(`.${ALLOW_CLASS}`);
+    if (!button) {
+      return;
+    }
+    const at = shownAt.get(button);
+    if (at === undefined) {
+      arm(button as HTMLButtonElement); // on the page before the watch began: it arms from now
+    } else if (now() - at >= delay) {
+      return;
+    }
+    event.preventDefault();
+    event.stopImmediatePropagation();
+  };
+  ACTIVATING.forEach(type => doc.addEventListener(type, stop, true));
+  return () => {
+    observer.disconnect();
+    ACTIVATING.forEach(type => doc.removeEventListener(type, stop, true));
+  };
+}
+
+function allowButtonsIn(node: Element): HTMLButtonElement[] {
+  const found = Array.from(node.querySelectorAll<HTMLButtonElement>(`button.${ALLOW_CLASS}`));
+  return node.matches(`button.${ALLOW_CLASS}`) ? [node as HTMLButtonElement, ...found] : found;
+}
+
+/** Whether the card is still waiting: the kernel disables every control once it is answered (or
+ * the page retired it), and Deny, never delayed, says which. */
+function stillOpen(button: Element): boolean {
+  const card = button.closest('.nbagent-prompt');
+  if (!card) {
+    return true; // not in a card as the kernel builds it: never left disabled for good
+  }
+  if (card.classList.contains('nbagent-prompt-retired')) {
+    return false;
+  }
+  const controls = Array.from(card.querySelectorAll<HTMLButtonElement>('button'));
+  return controls.some(c => !c.classList.contains(ALLOW_CLASS) && !c.disabled);
+}

@@ -1,0 +1,95 @@
+"""A permission card that appears under the cursor takes no stray click on Allow (real JupyterLab and
+Notebook 7, headless Chromium).
+
+The user clicks at a spot just as a card appears there: the click was meant for what was under the
+cursor a moment before. Allow and Allow always now ignore activation for a moment after they appear
+(``frontend/src/arming.ts``, 1000 ms), as browsers' own permission and download dialogs do; Deny is
+never delayed, and nothing focuses Allow. Was: the click allowed the call.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .test_bridge_frontend import _open
+from .test_jupyterlab import ROOT, _run_all, browser  # noqa: F401  (fixtures)
+from .test_jupyterlab import lab as _lab
+from .test_jupyterlab import pytestmark as _lab_marks
+from .test_newcomer import _put_notebook
+
+pytestmark = _lab_marks
+
+ARM_DELAY_MS = 1000  # frontend/src/arming.ts
+
+SETUP = '''%load_ext nbagent
+import nbagent
+from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
+s = nbagent.notebook.magics.active_magics().new_session()
+s.agent.simulated_api.responder = ScriptedResponder([
+    tool_reply([("python", {"code": "print(6 * 7)"})], text="Computing."),
+    text_reply("done"),
+])'''
+
+# Installed before the run: when the card's Allow first appears, what the page holds then; and
+# when the test's (trusted) mouse press arrives, before any listener of the page sees it.
+_WATCH = """() => {
+  window.__seen = null; window.__pressed = null;
+  const allowed = () => [...document.querySelectorAll('button')].filter(b => b.textContent.trim().startsWith('Allow'));
+  window.addEventListener('pointerdown', () => {
+    const buttons = allowed();
+    window.__pressed = {at: performance.now(), disabled: buttons.map(b => b.disabled),
+                        focused: buttons.includes(document.activeElement)};
+  }, true);
+  new MutationObserver((_, obs) => {
+    if (allowed().length < 2 || window.__seen) return;
+    window.__seen = performance.now();
+    obs.disconnect();
+  }).observe(document, {childList: true, subtree: true});
+}"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:  # noqa: F811
+    """JupyterLab with this checkout's built front-end (labextension/) ahead of the installed one."""
+    with tempfile.TemporaryDirectory() as extra:
+        (Path(extra) / "labextensions").mkdir()
+        (Path(extra) / "labextensions" / "nbagent-bridge").symlink_to(ROOT / "labextension")
+        before = os.environ.get("JUPYTER_PATH")
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (extra, before) if p)
+        try:
+            yield from _lab.__wrapped__(tmp_path_factory)  # type: ignore[attr-defined]
+        finally:
+            if before is None:
+                os.environ.pop("JUPYTER_PATH", None)
+            else:
+                os.environ["JUPYTER_PATH"] = before
+
+
+@pytest.mark.parametrize("frontend", ["jupyterlab", "notebook"])
+def test_a_click_as_the_card_appears_does_not_allow_the_call(browser, lab, frontend) -> None:  # noqa: F811
+    page = _open(browser, lab, _put_notebook(lab, f"click_delay_{frontend}.ipynb", "nbagent",
+                                             [SETUP, "%%agent\nWhat is 6 * 7?"]), frontend)
+    page.evaluate(_WATCH)
+    _run_all(page)
+    allow = page.locator("button:text-is('Allow')").first
+    allow.wait_for(state="attached", timeout=90_000)
+    box = allow.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # the stray click
+    seen = page.evaluate("() => window.__seen")
+    pressed = page.evaluate("() => window.__pressed")
+    assert seen is not None and pressed is not None
+    assert pressed["at"] - seen < ARM_DELAY_MS, "the click came too late to test the delay"
+    # Both Allow buttons inert when the stray click came, and neither focused (Enter would allow).
+    assert pressed["disabled"] == [True, True] and pressed["focused"] is False
+    page.locator("button:text-is('Allow'):enabled").first.wait_for(timeout=10_000)  # armed after the delay
+    page.locator("button:text-is('Deny')").first.click()
+    # The first answer the kernel gets wins: denied means the early click never reached it.
+    page.locator("text=✗ denied").first.wait_for(timeout=30_000)
+    assert page.locator("text=✓ allowed").count() == 0
+    page.close()
