@@ -226,11 +226,13 @@ class QueryEngine(RunSecrets, BetweenRuns):
         notes = self._notes.current()  # as the agent left them (kept in the turn's mark for rollback)
         kernel_blocks, _ = sanitizer.value(facts + notes_blocks(notes, self._config.notes))
         turn = session.begin_turn(new_blocks + kernel_blocks, notes=notes)
-        for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
-            yield session.log(Notice(level="warning", message=notice))
-        session.notices.clear()
         state = TurnState(turn=turn, model=run.config.model, structured=self._structured)
         try:
+            # In the try: a consumer that stops reading here still gets the turn begun closed (else
+            # the next prompt merged into it); the notices not handed over stay for the next prompt.
+            for notice in [*session.notices, *unpriced_budget_notice(run.config, limits, self._told)]:
+                yield session.log(Notice(level="warning", message=notice))
+            session.notices.clear()
             async with aclosing(self._requests(run, state, limits)) as events:
                 async for event in events:
                     yield event
