@@ -265,3 +265,19 @@ async def test_the_bottom_groups_are_the_smallest(tmp_path: Path) -> None:
     codes, answer = await codes_and_answer(agent, "Bottom 2 customers by quantity in `orders`")
     assert codes == ['orders.groupby("customer")["quantity"].sum().nsmallest(2)']  # main: orders.head()
     assert "the bottom 2 customer values by total quantity: eve (2), bob (4)." in answer
+
+
+async def test_how_many_rows_meet_a_condition_per_group_counts_each_group(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many orders for price above 10 does each customer have in `orders`?")
+    # main: (orders["price"] > 10).sum(), one count for all the customers
+    assert codes == ['orders.loc[orders["price"] > 10, "customer"].value_counts()']
+    counts = ORDERS.loc[ORDERS["price"] > 10, "customer"].value_counts()
+    listed = ", ".join(f"{c} {n}" for c, n in counts.items())
+    assert answer.startswith(f"(simulated model) the rows of `orders` with price > 10 per customer: {listed}.")
+
+
+async def test_no_row_meeting_the_condition_per_group_is_said(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "How many rows have price above 100 per customer in `orders`?")
+    assert answer.startswith("(simulated model) no row of `orders` has price > 100.")
