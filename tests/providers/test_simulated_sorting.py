@@ -102,3 +102,19 @@ async def test_the_top_rows_named_by_the_frames_own_name_are_rows(tmp_path: Path
     # main: people.groupby("name")["score"].sum().nlargest(2), a group of each person's one row
     assert codes == ['people.nlargest(2, "score")']
     assert answer.startswith("(simulated model) the 2 rows of `people` with the largest score.")
+
+
+@pytest.mark.parametrize(("prompt", "code"), [
+    # me5 before the fix: ascending, the 2 smallest (main: the largest, the second key dropped)
+    ("Sort `people` by score and age, then show the top 2", 'people.sort_values(["score", "age"], ascending=False).head(2)'),
+    ("Sort `people` by score, then by age, and show the bottom 2", 'people.sort_values(["score", "age"]).head(2)'),
+    ("Sort `people` by score and age and show the first 2", 'people.sort_values(["score", "age"]).head(2)'),
+])
+async def test_the_top_rows_of_a_sort_by_several_keys_are_the_largest(tmp_path: Path, prompt: str, code: str) -> None:
+    agent = agent_with({"people": PEOPLE.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    assert codes == [code]
+    if "top" in prompt:
+        top = PEOPLE.sort_values(["score", "age"], ascending=False).head(2)
+        assert "the first 2 rows of `people` sorted by score, largest first, then age, largest first" in answer
+        assert list(top["name"]) == ["dee", "bob"]

@@ -103,10 +103,11 @@ def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
         if by is None:  # never a ranking left out silently
             return f"I could not tell which column of `{frame.name}` \"{shown.group(0)} by {ranked.group(1)}\" means."
         keys = [(by, False)]
-    if shown is not None and len(keys) == 1 and (ranked or not _said_order(m.group("rest"))):
-        # "the top 3" are the largest, "the bottom 3" the smallest; "first" / "last" keep the order
+    if shown is not None and (ranked or not _said_order(m.group("rest"))):
+        # "the top 3" are the largest, "the bottom 3" the smallest, by every key ("sort by price and
+        # quantity and show the top 3"); "first" / "last" keep the order
         where = shown.group(1).lower()
-        keys = [(keys[0][0], True if where == "top" else False if where == "bottom" else keys[0][1])]
+        keys = [(c, True if where == "top" else False if where == "bottom" else d) for c, d in keys]
     code = _sort_code(frame.name, keys)
     order = _order_said(keys)
     if shown is None:
