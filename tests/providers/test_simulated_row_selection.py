@@ -271,10 +271,12 @@ async def test_how_many_rows_meet_a_condition_per_group_counts_each_group(tmp_pa
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, "How many orders for price above 10 does each customer have in `orders`?")
     # main: (orders["price"] > 10).sum(), one count for all the customers
-    assert codes == ['orders.loc[orders["price"] > 10, "customer"].value_counts()']
-    counts = ORDERS.loc[ORDERS["price"] > 10, "customer"].value_counts()
-    listed = ", ".join(f"{c} {n}" for c, n in counts.items())
-    assert answer.startswith(f"(simulated model) the rows of `orders` with price > 10 per customer: {listed}.")
+    assert codes == ['(orders["price"] > 10).groupby(orders["customer"]).sum().sort_values(ascending=False)']
+    counts = (ORDERS["price"] > 10).groupby(ORDERS["customer"]).sum()
+    assert (counts == 0).any()  # a customer with no such order is said, with 0 (value_counts left it out)
+    for customer, n in counts.items():
+        assert f"{customer} {n}" in answer.split("\n")[0]
+    assert answer.startswith("(simulated model) the rows of `orders` with price > 10 per customer: ")
 
 
 async def test_no_row_meeting_the_condition_per_group_is_said(tmp_path: Path) -> None:

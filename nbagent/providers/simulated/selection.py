@@ -125,7 +125,7 @@ def _rows(n: int, name: str) -> str:
 def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition; per group
     when asked ("how many orders for price above 10 does each customer have":
-    ``orders.loc[orders["price"] > 10, "customer"].value_counts()``)."""
+    ``(orders["price"] > 10).groupby(orders["customer"]).sum().sort_values(ascending=False)``)."""
     found = _condition(frame, prompt, ROWS_WHERE)
     if not isinstance(found, Condition):
         return found
@@ -133,7 +133,8 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     per = _PER_GROUP.search(found.cut_from(without_frame(frame.name, prompt, frame.columns)))
     by = matches(per.group(1), frame.columns) if per else None
     if by is not None:
-        code = f"{frame.name}.loc[{mask}, {literal(by)}].value_counts()"
+        # each group's count, a group with none too (value_counts of the selected rows leaves it out)
+        code = f"({mask}).groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
         return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
                      reads=lambda out: _per_group_said(frame.name, what, by, out))]
     code = f"({mask}).sum()"
@@ -147,9 +148,10 @@ _PER_GROUP = re.compile(r"\b(?:each|per|every|by)\s+(\w+)", re.I)
 
 def _per_group_said(name: str, what: str, by: str, output: str) -> str | None:
     """"the rows of `orders` with price > 10 per customer: bob 3, cy 2" (none: said so)."""
-    if readers.is_empty_series(output):
-        return f"no row of `{name}` has {what}"
     found = readers.series_rows(output)
+    if readers.is_empty_series(output) or (found and found[0] and not found[1]
+                                           and all(value == "0" for _, value in found[0])):
+        return f"no row of `{name}` has {what}"
     if not found or not found[0]:
         return None
     listed = ", ".join(f"{label} {value}" for label, value in found[0])
