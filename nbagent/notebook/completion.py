@@ -71,7 +71,9 @@ def matcher(magics: MagicsApi) -> Callable[[CompletionContext], SimpleMatcherRes
     @context_matcher()  # type: ignore[misc]  # IPython's decorator is untyped
     def agent_line(context: CompletionContext) -> SimpleMatcherResult:
         before = context.text_until_cursor
-        found = completions(magics, before)
+        # below an %%agent line the words are the prompt's: "%agent co" there is text, no command
+        in_prompt = context.cursor_line > 0 and context.full_text.lstrip().startswith(CELL_MAGIC)
+        found = [] if in_prompt else completions(magics, before)
         word = "" if not before or before[-1].isspace() else before.split()[-1]
         chosen = [w for w in found if w.startswith(word)]
         completions_ = [SimpleCompletion(w, type="magic") for w in chosen]

@@ -64,6 +64,14 @@ def test_python_lines_keep_pythons_completions(ip: Any) -> None:
     assert any(t == "%config" for _, t in tab(ip, "x = 1; %agent co"))  # not an %agent line: IPython's own
 
 
+def test_the_prompt_text_of_an_agent_cell_gets_no_agent_completions(ip: Any) -> None:
+    # before: "%agent co" on a prompt line of an %%agent cell offered the commands (the text is the prompt's)
+    assert "cost" not in [t for _, t in tab(ip, "%%agent\n%agent co")]
+    assert "--max-budget" not in [t for _, t in tab(ip, "%%agent --allow python\nkeep it under --max-b")]
+    assert tab(ip, "x = 1\n%agent co")[0] == (13, "cost")  # a Python cell's second line is its own %agent line
+    assert tab(ip, "%%agent --max-b\nWhat is 2 + 2?"[:15]) == [(8, "--max-budget")]
+
+
 def test_unloading_removes_the_completions(ip: Any) -> None:
     ip.run_cell("%unload_ext nbagent")
     try:
