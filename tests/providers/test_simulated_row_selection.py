@@ -283,3 +283,13 @@ async def test_no_row_meeting_the_condition_per_group_is_said(tmp_path: Path) ->
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     _, answer = await codes_and_answer(agent, "How many rows have price above 100 per customer in `orders`?")
     assert answer.startswith("(simulated model) no row of `orders` has price > 100.")
+
+
+@pytest.mark.parametrize("prompt", ["How many orders per customer have price above 10 in `orders`?",
+                                    "For each customer, how many orders have price above 10 in `orders`?"])
+async def test_a_group_said_before_the_condition_is_counted_per_group(tmp_path: Path, prompt: str) -> None:
+    # before: (orders["price"] > 10).sum(), one count, the "per customer" dropped silently
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    assert codes == ['(orders["price"] > 10).groupby(orders["customer"]).sum().sort_values(ascending=False)']
+    assert answer.startswith("(simulated model) the rows of `orders` with price > 10 per customer: ")

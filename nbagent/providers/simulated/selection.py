@@ -130,8 +130,11 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     if not isinstance(found, Condition):
         return found
     mask, what = found.mask, found.said
-    per = _PER_GROUP.search(found.cut_from(without_frame(frame.name, prompt, frame.columns)))
-    by = matches(per.group(1), frame.columns) if per else None
+    text = without_frame(frame.name, prompt, frame.columns)
+    # after the condition ("… above 10 does each customer have"), else before it ("how many orders
+    # per customer have price over 10": the condition's span starts at "how many")
+    by = next((col for per in (*_PER_GROUP.finditer(found.cut_from(text)), *_PER_GROUP.finditer(text))
+               if (col := matches(per.group(1), frame.columns)) is not None), None)
     if by is not None:
         # each group's count, a group with none too (value_counts of the selected rows leaves it out)
         code = f"({mask}).groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
