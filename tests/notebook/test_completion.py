@@ -9,7 +9,7 @@ import pytest
 from IPython.core.completer import provisionalcompleter
 from IPython.core.interactiveshell import InteractiveShell
 
-from nbagent.notebook import completion
+from nbagent.notebook import completion, magics_api
 from nbagent.tools import BUILTIN_TOOL_CLASSES
 
 from ..kernel_driver import KernelDriver
@@ -20,7 +20,11 @@ def ip(tmp_path, monkeypatch) -> Iterator[Any]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     shell = InteractiveShell.instance()
+    # the shell is the process's one: an earlier test file's %config (a refused value too) and its
+    # running session must not reach the reload below or the tool names offered
+    monkeypatch.delitem(shell.config, "AgentMagics", raising=False)
     shell.run_cell("%load_ext nbagent")
+    monkeypatch.setattr(magics_api.active(), "current", None)
     yield shell
 
 
