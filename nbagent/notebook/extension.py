@@ -41,6 +41,9 @@ def unload(shell: "InteractiveShell") -> None:
     if address_cell in shell.events.callbacks["pre_run_cell"]:
         shell.events.unregister("pre_run_cell", address_cell)
     completion.uninstall(shell)
+    # the unloaded magics no longer take %config: after a reload it would be said (and set) twice
+    gone = magics_api.active()
+    shell.configurables[:] = [c for c in shell.configurables if c is not gone]
     magics_api.set_active(None)
 
 

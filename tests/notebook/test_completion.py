@@ -76,13 +76,20 @@ def test_the_prompt_text_of_an_agent_cell_gets_no_agent_completions(ip: Any) -> 
     assert tab(ip, "%%agent --max-b\nWhat is 2 + 2?"[:15]) == [(8, "--max-budget")]
 
 
+def _magics_taking_config(ip: Any) -> int:
+    return sum(type(c).__name__ == "AgentMagics" for c in ip.configurables)
+
+
 def test_unloading_removes_the_completions(ip: Any) -> None:
+    before = _magics_taking_config(ip)
     ip.run_cell("%unload_ext nbagent")
     try:
         assert "cost" not in [t for _, t in tab(ip, "%agent co")]
     finally:
         ip.run_cell("%load_ext nbagent")
     assert tab(ip, "%agent co")[0] == (7, "cost")
+    # before: the unloaded magics still took %config, so a setting was said (and set) twice after a reload
+    assert _magics_taking_config(ip) == before
     names = [getattr(m, "__qualname__", "") for m in ip.Completer.custom_matchers]
     assert names.count("matcher.<locals>.agent_line") == 1  # loaded twice, installed once
 
