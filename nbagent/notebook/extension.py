@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import magics_api
+from . import completion, magics_api
 from .cell_transformer import agent_cell_transformer
 from .document.bridge import address_cell
 from .magics import AgentMagics
@@ -28,6 +28,7 @@ def load(shell: "InteractiveShell") -> AgentMagics:
         # Right after IPython drops leading blank lines, but before it strips indentation and
         # pasted ">>> " prompts, which belong to the prompt text of an %%agent cell.
         transforms.insert(1 if transforms else 0, agent_cell_transformer)
+    completion.install(shell, magics)  # Tab on a %agent / %%agent line
     magics_api.set_active(magics)
     return magics
 
@@ -39,6 +40,10 @@ def unload(shell: "InteractiveShell") -> None:
         transforms.remove(agent_cell_transformer)
     if address_cell in shell.events.callbacks["pre_run_cell"]:
         shell.events.unregister("pre_run_cell", address_cell)
+    completion.uninstall(shell)
+    # the unloaded magics no longer take %config: after a reload it would be said (and set) twice
+    gone = magics_api.active()
+    shell.configurables[:] = [c for c in shell.configurables if c is not gone]
     magics_api.set_active(None)
 
 

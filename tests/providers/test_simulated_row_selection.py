@@ -265,3 +265,31 @@ async def test_the_bottom_groups_are_the_smallest(tmp_path: Path) -> None:
     codes, answer = await codes_and_answer(agent, "Bottom 2 customers by quantity in `orders`")
     assert codes == ['orders.groupby("customer")["quantity"].sum().nsmallest(2)']  # main: orders.head()
     assert "the bottom 2 customer values by total quantity: eve (2), bob (4)." in answer
+
+
+async def test_how_many_rows_meet_a_condition_per_group_counts_each_group(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many orders for price above 10 does each customer have in `orders`?")
+    # main: (orders["price"] > 10).sum(), one count for all the customers
+    assert codes == ['(orders["price"] > 10).groupby(orders["customer"]).sum().sort_values(ascending=False)']
+    counts = (ORDERS["price"] > 10).groupby(ORDERS["customer"]).sum()
+    assert (counts == 0).any()  # a customer with no such order is said, with 0 (value_counts left it out)
+    for customer, n in counts.items():
+        assert f"{customer} {n}" in answer.split("\n")[0]
+    assert answer.startswith("(simulated model) the rows of `orders` with price > 10 per customer: ")
+
+
+async def test_no_row_meeting_the_condition_per_group_is_said(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "How many rows have price above 100 per customer in `orders`?")
+    assert answer.startswith("(simulated model) no row of `orders` has price > 100.")
+
+
+@pytest.mark.parametrize("prompt", ["How many orders per customer have price above 10 in `orders`?",
+                                    "For each customer, how many orders have price above 10 in `orders`?"])
+async def test_a_group_said_before_the_condition_is_counted_per_group(tmp_path: Path, prompt: str) -> None:
+    # before: (orders["price"] > 10).sum(), one count, the "per customer" dropped silently
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    assert codes == ['(orders["price"] > 10).groupby(orders["customer"]).sum().sort_values(ascending=False)']
+    assert answer.startswith("(simulated model) the rows of `orders` with price > 10 per customer: ")

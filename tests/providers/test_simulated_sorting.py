@@ -76,3 +76,45 @@ async def test_a_then_by_column_the_frame_lacks_is_said(tmp_path: Path) -> None:
     codes, answer = await codes_and_answer(agent, "Sort `people` by team, then by salary")
     assert codes == []  # never sorted by team alone as if that were what was asked
     assert 'I could not tell which column of `people` "then by salary" means.' in answer
+
+
+@pytest.mark.parametrize(("prompt", "code"), [
+    # main: people.sort_values("team"), the second key dropped without a word
+    ("Sort `people` by team and score", 'people.sort_values(["team", "score"])'),
+    ("Sort `people` by team, age and score, descending", 'people.sort_values(["team", "age", "score"], ascending=False)'),
+    ("Sort `people` by team and then by score descending", 'people.sort_values(["team", "score"], ascending=[True, False])'),
+])
+async def test_keys_listed_after_the_first_are_sorted_by_too(tmp_path: Path, prompt: str, code: str) -> None:
+    agent = agent_with({"people": PEOPLE.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, prompt)
+    assert codes == [code]
+
+
+async def test_a_word_after_and_that_names_no_column_is_no_key(tmp_path: Path) -> None:
+    agent = agent_with({"people": PEOPLE.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, "Sort `people` by age and show the top 2")
+    assert codes == ['people.sort_values("age", ascending=False).head(2)']
+
+
+async def test_the_top_rows_named_by_the_frames_own_name_are_rows(tmp_path: Path) -> None:
+    agent = agent_with({"people": PEOPLE.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show the top 2 people by score in `people`")
+    # main: people.groupby("name")["score"].sum().nlargest(2), a group of each person's one row
+    assert codes == ['people.nlargest(2, "score")']
+    assert answer.startswith("(simulated model) the 2 rows of `people` with the largest score.")
+
+
+@pytest.mark.parametrize(("prompt", "code"), [
+    # me5 before the fix: ascending, the 2 smallest (main: the largest, the second key dropped)
+    ("Sort `people` by score and age, then show the top 2", 'people.sort_values(["score", "age"], ascending=False).head(2)'),
+    ("Sort `people` by score, then by age, and show the bottom 2", 'people.sort_values(["score", "age"]).head(2)'),
+    ("Sort `people` by score and age and show the first 2", 'people.sort_values(["score", "age"]).head(2)'),
+])
+async def test_the_top_rows_of_a_sort_by_several_keys_are_the_largest(tmp_path: Path, prompt: str, code: str) -> None:
+    agent = agent_with({"people": PEOPLE.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    assert codes == [code]
+    if "top" in prompt:
+        top = PEOPLE.sort_values(["score", "age"], ascending=False).head(2)
+        assert "the first 2 rows of `people` sorted by score, largest first, then age, largest first" in answer
+        assert list(top["name"]) == ["dee", "bob"]

@@ -33,6 +33,17 @@ _HOW_MANY = re.compile(r"\bhow many\s+(?!(?:missing|nan|nulls?|na|empty|blanks?)
 _UNIQUE = re.compile(r"\b(?:how many|number of|count (?:of )?(?:the )?)\s*(?:unique|distinct|different)\s+(\w+)", re.I)
 
 
+def rows_by_name(frame: Frame, prompt: str) -> str:
+    """``prompt`` with "the top 3 orders" of a frame called `orders` said as "the top 3 rows": its
+    rows, not a group called "orders" (kept when a column has the frame's name)."""
+    name = frame.name
+    if any(c.lower() == name.lower() for c in frame.columns):
+        return prompt
+    forms = "|".join(re.escape(f) for f in dict.fromkeys((name, name.rstrip("s"))) if f)
+    return re.sub(rf"\b(top|bottom|first|last)\s+(\d+)\s+`?(?:{forms})`?(?=\s|$|[.,?!])", r"\1 \2 rows", prompt,
+                  flags=re.I)
+
+
 def intents(prompt: str) -> list[str]:
     """The DataFrame questions asked in ``prompt``, in the order the answer says them."""
     found = [name for name, (asks, _) in _SKILLS.items() if asks.search(prompt)]
@@ -234,4 +245,4 @@ def _saying(step: Step, note: str) -> Step:
     return replace(step, reads=lambda out: text if not (text := reads(out)) else f"{text}, {note}")
 
 
-__all__ = ["SHOWS_ROWS", "frame_steps", "intents"]
+__all__ = ["SHOWS_ROWS", "frame_steps", "intents", "rows_by_name"]

@@ -63,6 +63,7 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     known = view.variables.get(name)
     is_frame = known is None or bool(known.columns) or known.type in _FRAME_TYPES
     frame = frame_of(name, view, calls)
+    prompt = frames.rows_by_name(frame, prompt)
     about = without_frame(name, prompt, frame.columns)
     steps: list[Step] = []
     notes: list[str] = []

@@ -123,15 +123,42 @@ def _rows(n: int, name: str) -> str:
 
 
 def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
-    """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition."""
+    """``(sales["revenue"] > 100).sum()``: how many rows meet the prompt's condition; per group
+    when asked ("how many orders for price above 10 does each customer have":
+    ``(orders["price"] > 10).groupby(orders["customer"]).sum().sort_values(ascending=False)``)."""
     found = _condition(frame, prompt, ROWS_WHERE)
     if not isinstance(found, Condition):
         return found
     mask, what = found.mask, found.said
+    text = without_frame(frame.name, prompt, frame.columns)
+    # after the condition ("… above 10 does each customer have"), else before it ("how many orders
+    # per customer have price over 10": the condition's span starts at "how many")
+    by = next((col for per in (*_PER_GROUP.finditer(found.cut_from(text)), *_PER_GROUP.finditer(text))
+               if (col := matches(per.group(1), frame.columns)) is not None), None)
+    if by is not None:
+        # each group's count, a group with none too (value_counts of the selected rows leaves it out)
+        code = f"({mask}).groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
+        return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
+                     reads=lambda out: _per_group_said(frame.name, what, by, out))]
     code = f"({mask}).sum()"
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
                  reads=lambda out: None if (n := readers.number(out)) is None
                  else f"{_rows(int(n), frame.name)} {what}")]
+
+
+_PER_GROUP = re.compile(r"\b(?:each|per|every|by)\s+(\w+)", re.I)
+
+
+def _per_group_said(name: str, what: str, by: str, output: str) -> str | None:
+    """"the rows of `orders` with price > 10 per customer: bob 3, cy 2" (none: said so)."""
+    found = readers.series_rows(output)
+    if readers.is_empty_series(output) or (found and found[0] and not found[1]
+                                           and all(value == "0" for _, value in found[0])):
+        return f"no row of `{name}` has {what}"
+    if not found or not found[0]:
+        return None
+    listed = ", ".join(f"{label} {value}" for label, value in found[0])
+    return f"the rows of `{name}` with {what} per {by}: {listed}{', …' if found[1] else ''}"
 
 
 def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:

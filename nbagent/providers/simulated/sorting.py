@@ -15,6 +15,8 @@ from .step import Step
 
 SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,120})", re.I)
 """"Sort `orders` by price", "sorted by the price in descending order"."""
+# "by price and quantity", "by region, price and units": keys listed after the first (each must be a column)
+_LISTED = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:the\s+)?(\w+)", re.I)
 _THEN_BY = re.compile(r"\b(?:then|and\s+then|and)\s+by\s+(?:the\s+)?(\w+)", re.I)
 _DESCENDING = re.compile(r"\b(?<!not )(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
                          r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest)"
@@ -42,18 +44,28 @@ def _descending(col: str, words: str) -> bool:
 
 
 def _keys(frame: Frame, first: str, rest: str) -> list[tuple[str, bool]] | str:
-    """The sort's columns with their directions: the first, then each "then by" one, each read
-    from its own words (up to the next key)."""
-    thens = list(_THEN_BY.finditer(rest))
-    cols = [first]
-    for m in thens:
+    """The sort's columns with their directions: the first, those listed right after it ("by
+    price and quantity", "by region, price"), then each "then by" one, each read from its own words
+    (up to the next key). Listed keys with no words of their own share the list's last direction
+    ("by price and quantity, descending": both)."""
+    found, bounds, pos = [(first, 0)], [], 0
+    while (m := _LISTED.match(rest, pos)) and (col := matches(m.group(1), frame.columns)) is not None:
+        bounds.append(m.start())
+        found.append((col, m.end()))
+        pos = m.end()
+    listed = len(found)
+    for m in _THEN_BY.finditer(rest, pos):
         col = matches(m.group(1), frame.columns)
         if col is None:  # never a key left out silently: the order would not be the one asked for
             return f"I could not tell which column of `{frame.name}` \"then by {m.group(1)}\" means."
-        cols.append(col)
-    bounds = [0, *(m.start() for m in thens), len(rest)]
-    starts = [0, *(m.end() for m in thens)]
-    return [(col, _descending(col, rest[start:end])) for col, start, end in zip(cols, starts, bounds[1:], strict=True)]
+        bounds.append(m.start())
+        found.append((col, m.end()))
+    bounds.append(len(rest))
+    words = [rest[start:end] for (_, start), end in zip(found, bounds, strict=True)]
+    for i in range(listed - 2, -1, -1):
+        if not words[i].strip(" ,"):
+            words[i] = words[i + 1]
+    return [(col, _descending(col, said)) for (col, _), said in zip(found, words, strict=True)]
 
 
 def _sort_code(name: str, keys: list[tuple[str, bool]]) -> str:
@@ -91,10 +103,11 @@ def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
         if by is None:  # never a ranking left out silently
             return f"I could not tell which column of `{frame.name}` \"{shown.group(0)} by {ranked.group(1)}\" means."
         keys = [(by, False)]
-    if shown is not None and len(keys) == 1 and (ranked or not _said_order(m.group("rest"))):
-        # "the top 3" are the largest, "the bottom 3" the smallest; "first" / "last" keep the order
+    if shown is not None and (ranked or not _said_order(m.group("rest"))):
+        # "the top 3" are the largest, "the bottom 3" the smallest, by every key ("sort by price and
+        # quantity and show the top 3"); "first" / "last" keep the order
         where = shown.group(1).lower()
-        keys = [(keys[0][0], True if where == "top" else False if where == "bottom" else keys[0][1])]
+        keys = [(c, True if where == "top" else False if where == "bottom" else d) for c, d in keys]
     code = _sort_code(frame.name, keys)
     order = _order_said(keys)
     if shown is None:
