@@ -32,4 +32,5 @@ def test_the_client_class_is_built_once() -> None:
     from nbagent.notebook import autorun
 
     assert autorun.AutoClickClient is autorun.client_class()
-    assert autorun.AutoClickClient.class_traits()["click"].default() == ["Allow"]
+    # Allow, and a failed request's Cancel (an unattended run never waits on a Retry nobody presses)
+    assert autorun.AutoClickClient.class_traits()["click"].default() == ["Allow", autorun.CANCEL_FAILED]

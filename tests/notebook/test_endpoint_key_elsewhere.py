@@ -42,7 +42,7 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 def test_a_profiles_key_held_in_a_variable_is_not_sent_by_a_session_on_another_endpoint(ip: Any) -> None:
     with capture_output():
         for cell in ["import os", "gw = os.environ['ACME_GW']", "team = os.environ['TEAM_PROXY']", "gw",
-                     "%%agent --simulated\nwhat are `gw` and `team`?"]:
+                     "%%agent --simulated --allow python\nwhat are `gw` and `team`?"]:
             assert ip.run_cell(cell, store_history=True).error_in_exec is None
     session = magics_mod.active_magics().current
     assert session is not None
