@@ -29,6 +29,7 @@ from ..contracts.tool_api import PreviewsCalls, ToolContext, ToolInputError, Too
 from ..disk.json_depth import MAX_FILE_DEPTH, text_depth_exceeds
 from .sanitize import Sanitizer, TooDeepError, replaced_notice
 from .traceback_secrets import with_quoted_literals
+from .user_rules import hook_denied
 
 NOT_RUN = "Not run: the run was stopped before this tool call."
 NO_SECRETS = Sanitizer()  # still replaces invalid characters
@@ -318,30 +319,6 @@ async def _permit(tool: ToolLike, call: ToolCall, *, gate: PermissionGate, guard
             raise TurnEnded(decision.ends_turn)
         return
     yield _Permitted(tool_input)
-
-
-def hook_denied(name: str, reason: str) -> str:
-    """What the caller is told when a ``pre_tool_use`` hook denies its ``name`` call."""
-    return f"A pre_tool_use hook denied this {name} call: {reason}"
-
-
-async def refused_by_user_rules(call: ToolCall, gate: PermissionGate, hooks: Hooks) -> str | None:
-    """Why the user's own rules refuse ``call`` before anyone is asked, else None: the session's
-    ``pre_tool_use`` hook (as :func:`_permit` hears it) and its ``deny`` list, which hold in every
-    mode. For a caller that asks on its own terms (an MCP client of ``%agent serve``): a hook's
-    Allow does not skip its asking, and a rewrite is refused (the user is shown what the client
-    sent, and the call runs as shown or not at all)."""
-    try:
-        hook = await hooks.pre_tool_use(call)
-    except Aborted:  # Ctrl-C while the user's hook ran
-        return f"The pre_tool_use hook was interrupted: this {call.name} call was not run."
-    if isinstance(hook, Deny):
-        return hook_denied(call.name, hook.reason)
-    if isinstance(hook, RewriteInput):
-        return (f"A pre_tool_use hook would rewrite this {call.name} call's input; a call from outside runs as "
-                "the user is shown it or not at all: not run.")
-    denied = gate.denied(call.name)
-    return denied.reason if denied is not None else None
 
 
 def _normalised(out: object, name: str) -> ToolOutput:

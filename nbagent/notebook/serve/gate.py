@@ -7,7 +7,7 @@ The rules (docs/mcp.md, docs/security.md):
 - ``plan`` mode refuses every write and run;
 - the user's own rules, which hold for nbagent's model in every mode (``bypass`` too), hold for
   clients: the session's ``deny`` list and its ``pre_tool_use`` hook refuse a call before anyone is
-  asked (``rules``, :func:`nbagent.engine.loop.tool_runner.refused_by_user_rules`);
+  asked (``rules``, :func:`nbagent.engine.loop.user_rules.refused_by_user_rules`);
 - every other mode asks: ``accept_edits``, ``bypass`` and the ``allow`` list were set for nbagent's
   own model, and a client cannot borrow them, nor raise the mode (no tool changes settings);
 - "Allow always" covers one tool of one client, until the server stops: of the client as

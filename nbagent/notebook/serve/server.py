@@ -132,7 +132,7 @@ class ServeServer:
         """What the current session's ``deny`` list and ``pre_tool_use`` hook say of a client's call,
         as they would of its model's (kernel loop; no session: neither exists)."""
         from ...engine.contracts.hooks import ToolCall
-        from ...engine.loop.tool_runner import refused_by_user_rules
+        from ...engine.loop.user_rules import refused_by_user_rules
 
         sess = self.magics.current
         if sess is None:

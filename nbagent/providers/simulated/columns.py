@@ -53,6 +53,13 @@ class Frame:
         return Step("python", {"code": look_code(self.name)}, f"look at the columns of `{self.name}` and their types",
                     reads=(lambda out: "") if quiet else (lambda out: columns_said(self.name, out)))
 
+    def no_column(self, to: str) -> list[Step] | str:
+        """What to do when the prompt names no column of this frame "to" do something with: look
+        at its columns first when they are not known, else say so (or that it is no DataFrame)."""
+        if not self.columns and not self.looked:
+            return [self.look(quiet=True)]
+        return self.unknown() if self.look_failed else f"I could not tell which column of `{self.name}` {to}."
+
     def unknown(self) -> str:
         if self.look_failed:
             return f"`{self.name}` does not look like a DataFrame (its `.dtypes` failed), so I wrote no pandas code for it."

@@ -91,9 +91,7 @@ def _unique_count(frame: Frame, prompt: str) -> list[Step] | str:
     m = _UNIQUE.search(prompt)
     col = matches(m.group(1), frame.columns) if m else None
     if col is None:
-        if frame.columns or frame.looked:
-            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to count."
-        return [frame.look(quiet=True)]
+        return frame.no_column("to count")
     return [_nunique_step(frame.name, col)]
 
 

@@ -73,9 +73,7 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition
     m = pattern.search(text)
     col = matches(m.group(1), frame.columns) if m else None
     if m is None or col is None:
-        if frame.columns or frame.looked:
-            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to compare."
-        return [frame.look(quiet=True)]
+        return frame.no_column("to compare")
     op, number = _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
     mask, said = f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}"
     more = _AND.match(text, m.end())

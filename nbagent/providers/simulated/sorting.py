@@ -90,9 +90,7 @@ def sorted_by(frame: Frame, prompt: str) -> list[Step] | str:
     m = SORTED.search(text)
     col = matches(m.group(1), frame.columns) if m else None
     if m is None or col is None:
-        if frame.columns or frame.looked:
-            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to sort by."
-        return [frame.look(quiet=True)]
+        return frame.no_column("to sort by")
     keys = _keys(frame, col, m.group("rest"))
     if isinstance(keys, str):
         return keys
@@ -136,9 +134,7 @@ def top_rows(frame: Frame, prompt: str) -> list[Step] | str:
     m = TOP_ROWS.search(without_frame(frame.name, prompt, frame.columns))
     col = matches(m.group(3), frame.columns) if m else None
     if m is None or col is None:
-        if frame.columns or frame.looked:
-            return frame.unknown() if frame.look_failed else f"I could not tell which column of `{frame.name}` to rank by."
-        return [frame.look(quiet=True)]
+        return frame.no_column("to rank by")
     # "top" the largest, "bottom" the smallest; "first" / "last" in the column's order, as a sort's
     # "show the first 3" (the last 2 by date are the latest, not the earliest)
     largest = m.group(1).lower() in ("top", "last")
