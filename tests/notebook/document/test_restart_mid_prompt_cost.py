@@ -76,22 +76,27 @@ def test_after_a_restart_mid_prompt_the_notebooks_cost_keeps_what_the_cut_short_
     assert f"spent ${total:.4f} in {requests} request(s)" in _run(d, "%agent status")
 
 
+def _prompt_in_new_kernel(folder: Path, env: dict[str, str]) -> tuple[str, float]:
+    """A new kernel in ``folder`` (``env``: which notebook, whose key) runs one prompt: its
+    ``%agent cost`` and what the folder's sessions spent meanwhile."""
+    kernel = KernelDriver("python3", env=env, cwd=str(folder), widgets=False)
+    try:
+        _run(kernel, SETUP)
+        before, _ = _spent(folder)
+        _run(kernel, f"%%agent\n{PROMPT}")
+        total, _ = _spent(folder)
+        return _run(kernel, "%agent cost"), total - before
+    finally:
+        kernel.close()
+
+
 def test_another_notebook_in_the_folder_never_counts_the_cut_short_sessions_spend(cut_short):
     folder, d = cut_short
     d.close()
-    other = KernelDriver("python3", env={"JPY_SESSION_NAME": str(folder / "other.ipynb")}, cwd=str(folder),
-                         widgets=False)
-    try:
-        _run(other, SETUP)
-        before, _ = _spent(folder)
-        _run(other, f"%%agent\n{PROMPT}")
-        total, _ = _spent(folder)
-        cost = _run(other, "%agent cost")
-    finally:
-        other.close()
+    cost, spent_here = _prompt_in_new_kernel(folder, {"JPY_SESSION_NAME": str(folder / "other.ipynb")})
     assert "earlier session" not in cost, cost
     own = float(re.search(r"spent \$([0-9.]+)", cost).group(1))  # type: ignore[union-attr]
-    assert own == pytest.approx(total - before, abs=1e-4)
+    assert own == pytest.approx(spent_here, abs=1e-4)
 
 
 def test_a_cut_short_session_in_a_received_folder_is_not_this_notebooks_spend(cut_short):
@@ -100,21 +105,12 @@ def test_a_cut_short_session_in_a_received_folder_is_not_this_notebooks_spend(cu
     opens the notebook now (another user: another signing key): their ``%agent cost`` never adds it."""
     folder, d = cut_short
     d.close()
-    mine = KernelDriver("python3", env={"JPY_SESSION_NAME": str(folder / "analysis.ipynb"),
-                                        "NBAGENT_REPLAY_KEY_FILE": str(folder.parent / "my_replay_key")},
-                        cwd=str(folder), widgets=False)
-    try:
-        _run(mine, SETUP)
-        before, _ = _spent(folder)
-        _run(mine, f"%%agent\n{PROMPT}")
-        total, _ = _spent(folder)
-        cost = _run(mine, "%agent cost")
-    finally:
-        mine.close()
+    cost, spent_here = _prompt_in_new_kernel(folder, {"JPY_SESSION_NAME": str(folder / "analysis.ipynb"),
+                                                      "NBAGENT_REPLAY_KEY_FILE": str(folder.parent / "my_replay_key")})
     assert "by this notebook's earlier session" not in cost, cost
     assert "not added: 1 earlier session(s)" in cost, cost  # said, not silently $0
     own = float(re.search(r"spent \$([0-9.]+)", cost).group(1))  # type: ignore[union-attr]
-    assert own == pytest.approx(total - before, abs=1e-4)
+    assert own == pytest.approx(spent_here, abs=1e-4)
 
 
 def test_a_cut_short_session_an_earlier_nbagent_linked_is_said_not_silently_dropped(cut_short):
