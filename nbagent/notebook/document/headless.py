@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, cast
 
 from ...engine.disk.json_depth import loads_within
 from .bridge import executing_request
+from .inputs import unwatched
 
 if TYPE_CHECKING:
     from .bridge_types import CellJSON
@@ -66,7 +67,9 @@ def _read(path: Path) -> dict[str, object]:
         # never a FIFO or a device, nor a symlink out of the folder
         if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_NOTEBOOK_BYTES:
             return {}
-        data = loads_within(path.read_text(encoding="utf-8"))
+        with unwatched():  # nbagent's own look, not an input of the turn running now
+            text = path.read_text(encoding="utf-8")
+        data = loads_within(text)
     except (OSError, ValueError):  # not a notebook, or ``[[[…`` nested past the bound
         return {}
     return data if isinstance(data, dict) else {}

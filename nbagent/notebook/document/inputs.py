@@ -29,8 +29,9 @@ import ast
 import builtins
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
 from .bindings import surely_bound
 from .cell_log import CONTEXT_CELLS as CONTEXT_CELLS
@@ -83,6 +84,19 @@ class _Active:
     busy = threading.local()
 
 
+@contextmanager
+def unwatched() -> Iterator[None]:
+    """nbagent's own reads during a live turn (which notebook of the folder holds the executing
+    cell) are not what the answer depended on: recorded, saving the notebook or editing another one
+    of the folder would flag the answer as changed at every replay."""
+    was = getattr(_Active.busy, "on", False)
+    _Active.busy.on = True
+    try:
+        yield
+    finally:
+        _Active.busy.on = was
+
+
 def notebook_read(digests: Mapping[str, str | None], sources: Mapping[str, str | None] | None = None) -> None:
     """Tell the live turn's watch, if any, the outputs and cell texts the notebook tools showed the
     model (see :meth:`TurnWatch.notebook_read`)."""
@@ -96,13 +110,11 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     watch = _Active.watch
     if watch is None or getattr(_Active.busy, "on", False):
         return
-    _Active.busy.on = True  # hashing opens the file again
-    try:
-        watch.opened(*args[:3])
-    except Exception:  # noqa: BLE001 - an audit hook must never break the code that opens a file
-        pass
-    finally:
-        _Active.busy.on = False
+    with unwatched():  # hashing opens the file again
+        try:
+            watch.opened(*args[:3])
+        except Exception:  # noqa: BLE001 - an audit hook must never break the code that opens a file
+            pass
 
 
 class TurnWatch:
@@ -338,4 +350,4 @@ def _writes(mode: object, flags: object) -> bool:
 
 
 __all__ = ["CellLog", "TurnInputs", "TurnWatch", "cell_key", "context_cells", "followed", "holds_secret", "ran_inputs",
-           "short_secret", "user_variables"]
+           "short_secret", "unwatched", "user_variables"]
