@@ -30,27 +30,28 @@ SETUP = '''%load_ext nbagent
 import nbagent
 from nbagent.providers.simulated import ScriptedResponder, text_reply, tool_reply
 s = nbagent.notebook.magics.active_magics().new_session()
-s.agent.simulated_api.responder = ScriptedResponder([
-    tool_reply([("python", {"code": "print(6 * 7)"})], text="Computing."),
-    text_reply("done"),
-])'''
+# A card for each try (a click that comes late on a loaded machine allows that call: the next card is asked).
+s.agent.simulated_api.responder = ScriptedResponder(
+    [tool_reply([("python", {"code": "print(6 * 7)"})], text="Computing.")] * 3 + [text_reply("done")])'''
 
-# Installed before the run: when the card's Allow first appears, what the page holds then; and
-# when the test's (trusted) mouse press arrives, before any listener of the page sees it.
+# Installed before the run: when each card's Allow first appears; and, when the test's (trusted)
+# mouse press arrives, before any listener of the page sees it, what the newest card's buttons are.
 _WATCH = """() => {
-  window.__seen = null; window.__pressed = null;
+  window.__cards = []; window.__pressed = null;
   const allowed = () => [...document.querySelectorAll('button')].filter(b => b.textContent.trim().startsWith('Allow'));
+  const known = new WeakSet();
   window.addEventListener('pointerdown', () => {
-    const buttons = allowed();
-    window.__pressed = {at: performance.now(), disabled: buttons.map(b => b.disabled),
-                        focused: buttons.includes(document.activeElement)};
+    const newest = allowed().slice(-2);
+    window.__pressed = {at: performance.now(), disabled: newest.map(b => b.disabled),
+                        focused: newest.includes(document.activeElement)};
   }, true);
-  new MutationObserver((_, obs) => {
-    if (allowed().length < 2 || window.__seen) return;
-    window.__seen = performance.now();
-    obs.disconnect();
+  new MutationObserver(() => {
+    const fresh = allowed().filter(b => !known.has(b));
+    fresh.forEach(b => known.add(b));
+    if (fresh.some(b => b.textContent.trim() === 'Allow')) window.__cards.push(performance.now());
   }).observe(document, {childList: true, subtree: true});
 }"""
+TRIES = 3
 
 
 @pytest.fixture(scope="module")
@@ -76,20 +77,35 @@ def test_a_click_as_the_card_appears_does_not_allow_the_call(browser, lab, front
                                              [SETUP, "%%agent\nWhat is 6 * 7?"]), frontend)
     page.evaluate(_WATCH)
     _run_all(page)
-    allow = page.locator("button:text-is('Allow')").first
+    late = 0
+    for card in range(TRIES):
+        pressed = _click_as_it_appears(page, card)
+        came_after = pressed["at"] - page.evaluate("() => window.__cards")[card]
+        if came_after < ARM_DELAY_MS or pressed["disabled"] == [True, True]:  # still arming when it came
+            break
+        # Too late to test the delay (a loaded machine): that click allowed the call; try the next card.
+        late += 1
+        page.locator("text=✓ allowed").nth(card).wait_for(timeout=30_000)
+    else:
+        pytest.skip(f"each of {TRIES} clicks came more than {ARM_DELAY_MS} ms after its card appeared")
+    # Both Allow buttons inert when the stray click came, and neither focused (Enter would allow).
+    assert pressed["disabled"] == [True, True] and pressed["focused"] is False
+    allow = page.locator("button:text-is('Allow')").nth(card)
+    page.wait_for_function("b => !b.disabled", arg=allow.element_handle(), timeout=10_000)  # armed after the delay
+    page.locator("button:text-is('Deny')").nth(card).click()
+    # The first answer the kernel gets wins: denied means the early click never reached it.
+    page.locator("text=✗ denied").first.wait_for(timeout=30_000)
+    assert page.locator("text=✓ allowed").count() == late
+    page.close()
+
+
+def _click_as_it_appears(page, card: int) -> dict:
+    """Click the middle of card ``card``'s Allow as soon as it is on the page: the stray click."""
+    allow = page.locator("button:text-is('Allow')").nth(card)
     allow.wait_for(state="attached", timeout=90_000)
     box = allow.bounding_box()
     assert box is not None
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # the stray click
-    seen = page.evaluate("() => window.__seen")
-    pressed = page.evaluate("() => window.__pressed")
-    assert seen is not None and pressed is not None
-    assert pressed["at"] - seen < ARM_DELAY_MS, "the click came too late to test the delay"
-    # Both Allow buttons inert when the stray click came, and neither focused (Enter would allow).
-    assert pressed["disabled"] == [True, True] and pressed["focused"] is False
-    page.locator("button:text-is('Allow'):enabled").first.wait_for(timeout=10_000)  # armed after the delay
-    page.locator("button:text-is('Deny')").first.click()
-    # The first answer the kernel gets wins: denied means the early click never reached it.
-    page.locator("text=✗ denied").first.wait_for(timeout=30_000)
-    assert page.locator("text=✓ allowed").count() == 0
-    page.close()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    cards, pressed = page.evaluate("() => [window.__cards, window.__pressed]")
+    assert len(cards) == card + 1 and pressed is not None
+    return pressed
