@@ -3,7 +3,8 @@ cells a turn's answer had in context, named by their first line where a replay f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+import ast
+from typing import TYPE_CHECKING, Callable, cast
 
 from .fingerprint import fingerprint
 
@@ -23,6 +24,32 @@ def settings_only(source: str) -> bool:
     """A cell of line magics and comments only (``%load_ext``, ``%config``): it sets the kernel up
     and holds no data, so its text changing (a replay policy set for CI) is no changed input."""
     return all(line.lstrip().startswith(("%", "#")) for line in source.splitlines() if line.strip())
+
+
+def papermill_parameters(source: str) -> list[str] | None:
+    """The names a cell papermill injected binds (``# Parameters`` then ``name = literal`` lines);
+    None for any other cell. Its values are compared by variable, by content (``-p day 2024-02-01``
+    as much as ``-p n 19``), so its text is no input: compared as a cell, a run without ``-p`` (the
+    same defaults), or with the same values in another order, flagged it as changed."""
+    first, _, rest = source.strip().partition("\n")
+    if first.strip() != "# Parameters" or len(rest) > 100_000:
+        return None
+    try:
+        body = ast.parse(rest).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not all(isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+               and _literal(s.value) for s in body):
+        return None
+    return [cast(ast.Name, cast(ast.Assign, s).targets[0]).id for s in body]
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # a call, a name: code
+        return False
+    return True
 
 
 def cell_key(source: str) -> str:
@@ -84,10 +111,18 @@ def context_cells(shell: InteractiveShell, log: CellLog | None,
     check guesses of a password set in a one-line cell."""
     superseded = log.superseded if log is not None else set()
     recent = [s for s in ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not is_agent_cell(s)]
-    cells = [s for s in recent if s.strip() not in superseded and not settings_only(s)][-CONTEXT_CELLS:]
+    cells = [s for s in recent if s.strip() not in superseded and not settings_only(s)
+             and papermill_parameters(s) is None][-CONTEXT_CELLS:]
     if redact is not None:  # its key, the cell's digest, would let a short password be guessed offline
         cells = [s for s in cells if redact(s) == s]
     return {cell_key(s): s.strip().splitlines()[0][:60] for s in cells}
 
 
-__all__ = ["CONTEXT_CELLS", "CellLog", "cell_key", "context_cells", "is_agent_cell", "ran_inputs", "settings_only"]
+def parameter_names(shell: InteractiveShell) -> list[str]:
+    """The names papermill's injected cell among the recent cells bound (see :func:`papermill_parameters`)."""
+    recent = [s for s in ran_inputs(shell)[-CONTEXT_CELLS - 1:] if s.strip() and not is_agent_cell(s)]
+    return [name for s in recent for name in papermill_parameters(s) or []]
+
+
+__all__ = ["CONTEXT_CELLS", "CellLog", "cell_key", "context_cells", "is_agent_cell", "papermill_parameters",
+           "parameter_names", "ran_inputs", "settings_only"]

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
 from .bindings import surely_bound
 from .cell_log import CONTEXT_CELLS as CONTEXT_CELLS
-from .cell_log import CellLog, cell_key, context_cells, ran_inputs
+from .cell_log import CellLog, cell_key, context_cells, parameter_names, ran_inputs
 from .described import value_fingerprint
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
 from .turn_inputs import TurnInputs as TurnInputs  # re-exported: the record's schema, made here
@@ -150,6 +150,8 @@ class TurnWatch:
         self._turns_cells: set[str] = set()  # cells the turn replaced or ran: their outputs are its work
         self.ran_code = False
         """Whether the turn ran code in the kernel (every tool that does goes through the executor)."""
+        for name in parameter_names(shell):  # papermill's values: by content, not as a context cell
+            self._read(name)
 
     def before_code(self, code: str) -> None:
         """Fingerprint the namespace's values this code reads, before it runs."""

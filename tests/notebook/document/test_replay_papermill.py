@@ -53,8 +53,10 @@ def recorded(tmp_path, monkeypatch) -> Any:
         yield api
 
 
-def papermill_run(folder: Path, output: str, n: int) -> Any:
-    papermill.execute_notebook(str(folder / "nb.ipynb"), str(folder / output), parameters={"n": n},
+def papermill_run(folder: Path, output: str, n: int, parameters: dict[str, object] | None = None) -> Any:
+    """``parameters``: papermill's ``-p`` (default: ``n`` alone; ``{}``: none at all)."""
+    given = {"n": n} if parameters is None else parameters
+    papermill.execute_notebook(str(folder / "nb.ipynb"), str(folder / output), parameters=given,
                                cwd=str(folder), kernel_name="python3", progress_bar=False, execution_timeout=120)
     return nbformat.read(str(folder / output), as_version=4)
 
@@ -84,3 +86,45 @@ def test_papermill_with_another_parameter_flags_the_replay_by_the_variable_that_
     assert "replayed: session" in text
     assert "⚠ `n` changed since this answer was recorded" in text  # the variable, not the notebook file
     assert recorded.request_count == requests
+
+
+def notebook_with_day() -> Any:
+    nb = notebook()
+    nb.cells[1].source = 'n = 17\nday = "2024-01-01"'
+    nb.cells[2].source = "%%agent --if-changed fail\nwhat is n * 23? use python"
+    return nb
+
+
+@pytest.fixture
+def recorded_by_papermill(tmp_path, monkeypatch) -> Any:
+    """A folder whose nb.ipynb was run live by papermill itself, with its parameters injected."""
+    api = SimulatedAPI()
+    with LoopbackServer(api) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-loopback-test")
+        nbformat.write(notebook_with_day(), str(tmp_path / "nb.ipynb"))
+        papermill.execute_notebook(str(tmp_path / "nb.ipynb"), str(tmp_path / "live.ipynb"),
+                                   parameters={"day": "2024-01-01", "n": 17}, cwd=str(tmp_path),
+                                   kernel_name="python3", progress_bar=False, execution_timeout=120)
+        assert api.request_count >= 1
+        yield api
+
+
+def test_a_papermill_record_replays_a_run_with_the_same_values_however_given(recorded_by_papermill, tmp_path):
+    # Was: the injected cell was a context cell: without -p (the same defaults), or with the values
+    # in another order, "⚠ the cell `# Parameters` changed" (and --if-changed fail failed the run).
+    requests = recorded_by_papermill.request_count
+
+    plain = papermill_run(tmp_path, "plain.ipynb", 17, {})  # no -p: the parameters cell's own values
+    reordered = papermill_run(tmp_path, "reordered.ipynb", 17, {"day": "2024-01-01"})
+
+    for out in (plain, reordered):
+        text = agent_cell(out)
+        assert "replayed: session" in text and "changed since this answer was recorded" not in text
+    assert recorded_by_papermill.request_count == requests
+
+
+def test_a_papermill_record_flags_a_string_parameter_by_its_content(recorded_by_papermill, tmp_path):
+    # The same length, another day: a string described in a line is compared by its length only.
+    with pytest.raises(papermill.PapermillExecutionError, match="`day` changed since this answer was recorded"):
+        papermill_run(tmp_path, "other.ipynb", 17, {"day": "2024-02-01"})
