@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, cast
 
 from ...engine.disk.json_depth import loads_within
 from .bridge import executing_request
-from .inputs import unwatched
+from .own_reads import unwatched
 
 if TYPE_CHECKING:
     from .bridge_types import CellJSON

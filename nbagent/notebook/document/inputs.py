@@ -28,16 +28,15 @@ from __future__ import annotations
 import ast
 import builtins
 import os
-import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from .bindings import surely_bound
 from .cell_log import CONTEXT_CELLS as CONTEXT_CELLS
 from .cell_log import CellLog, cell_key, context_cells, parameter_names, ran_inputs
 from .described import value_fingerprint
 from .fingerprint import file_fingerprint, fingerprint, library_paths, shown_fingerprint
+from .own_reads import unwatched, watching
 from .turn_inputs import TurnInputs as TurnInputs  # re-exported: the record's schema, made here
 
 if TYPE_CHECKING:
@@ -81,20 +80,6 @@ def short_secret(value: object, redact: Callable[[str], str] | None) -> bool:
 class _Active:
     watch: "TurnWatch | None" = None
     hooked = False
-    busy = threading.local()
-
-
-@contextmanager
-def unwatched() -> Iterator[None]:
-    """nbagent's own reads during a live turn (which notebook of the folder holds the executing
-    cell) are not what the answer depended on: recorded, saving the notebook or editing another one
-    of the folder would flag the answer as changed at every replay."""
-    was = getattr(_Active.busy, "on", False)
-    _Active.busy.on = True
-    try:
-        yield
-    finally:
-        _Active.busy.on = was
 
 
 def notebook_read(digests: Mapping[str, str | None], sources: Mapping[str, str | None] | None = None) -> None:
@@ -108,7 +93,7 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     if event != "open":
         return
     watch = _Active.watch
-    if watch is None or getattr(_Active.busy, "on", False):
+    if watch is None or not watching():
         return
     with unwatched():  # hashing opens the file again
         try:
