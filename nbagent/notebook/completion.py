@@ -53,6 +53,8 @@ def completions(magics: MagicsApi, before_cursor: str) -> list[str]:
     from .commands import COMMANDS  # at the first Tab on an %agent line: the kernel starts without the engine
 
     token = "" if before_cursor[-1:].isspace() else words.pop()
+    if not words:  # the cursor still on "%agent" itself: IPython's magic names complete that word
+        return []
     done = words[1:]
     if words[0] == CELL_MAGIC:
         return _after_options(magics, magics.agent_cell, done, token)

@@ -42,6 +42,16 @@ def test_a_command_word_completes_to_the_commands_only(ip: Any) -> None:
     assert tab(ip, "%agent help ro") == [(12, "rollback")]
 
 
+def test_tab_right_after_the_magic_name_raises_nothing(ip: Any, capsys: Any) -> None:
+    # before: "%agent" / "%%agent" with the cursor at its end raised IndexError in our matcher, so
+    # IPython printed its traceback (to the kernel's stderr) at each such Tab
+    for text in ("%agent", "%%agent"):
+        assert completion.completions(magics_api.active(), text) == []
+        offered = [t for _, t in tab(ip, text)]
+        assert text in offered
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_an_option_completes_whole_with_its_dashes(ip: Any) -> None:
     # IPython's splitter cuts at "-": the completion replaces the whole word, not its last part
     assert tab(ip, "%%agent --max-b") == [(8, "--max-budget")]
