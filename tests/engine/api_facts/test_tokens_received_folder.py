@@ -1,0 +1,33 @@
+"""The token counter's encoding never runs a received folder's tiktoken plugin."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = """
+import os, sys
+sys.path.insert(0, "")  # as a python3 kernel puts the notebook's folder: first
+from nbagent.notebook import warmup
+import nbagent.engine.api_facts.tokens  # tiktoken imported before (a Tab on an %agent line imports the tools)
+sys.path.append(os.path.join("..", "helpers"))  # a cell's sys.path.append: the namespace's parts are recomputed
+warmup.import_all(modules=(), later=())  # the first prompt's: the encoding, inside installed_only
+from nbagent.engine.api_facts.tokens import count_text_tokens
+print(count_text_tokens("hello world"))
+"""
+
+
+def test_a_received_folders_tiktoken_plugin_never_runs(tmp_path: Path) -> None:
+    # before: the first prompt's token count (the warm-up's, inside installed_only) imported
+    # tiktoken_ext/evil.py from the notebook's folder: tiktoken imports every module of that namespace
+    (tmp_path / "tiktoken_ext").mkdir()
+    (tmp_path / "tiktoken_ext" / "evil.py").write_text(
+        f"open({str(tmp_path / 'ran.txt')!r}, 'w').write('ran')\nENCODING_CONSTRUCTORS = {{}}\n")
+    root = str(Path(__file__).resolve().parents[3])
+    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "ran.txt").exists()
+    assert done.stdout.split() == ["2"]  # "hello world": the genuine encoding, still found
