@@ -52,6 +52,23 @@ def test_tab_right_after_the_magic_name_raises_nothing(ip: Any, capsys: Any) -> 
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_the_first_tabs_imports_never_come_from_the_notebooks_folder(ip: Any, monkeypatch: Any) -> None:
+    # before: the Tab imported the commands and the tools (pydantic, ipywidgets, tiktoken) unguarded,
+    # so an optional dependency they try was looked for in the notebook's folder, and tiktoken_ext
+    # kept that folder's part for the first prompt's token count to import
+    from nbagent.engine.disk import own_imports
+
+    marked: list[bool] = []
+
+    def recording(magics: Any, before: str) -> list[str]:
+        marked.append(getattr(own_imports._marked, "on", False))
+        return []
+
+    monkeypatch.setattr(completion, "completions", recording)
+    tab(ip, "%%agent --allow ")
+    assert marked == [True]
+
+
 def test_an_option_completes_whole_with_its_dashes(ip: Any) -> None:
     # IPython's splitter cuts at "-": the completion replaces the whole word, not its last part
     assert tab(ip, "%%agent --max-b") == [(8, "--max-budget")]
