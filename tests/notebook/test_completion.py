@@ -46,7 +46,7 @@ def test_tab_right_after_the_magic_name_raises_nothing(ip: Any, capsys: Any) -> 
     # before: "%agent" / "%%agent" with the cursor at its end raised IndexError in our matcher, so
     # IPython printed its traceback (to the kernel's stderr) at each such Tab
     for text in ("%agent", "%%agent"):
-        assert completion.completions(magics_api.active(), text) == []
+        assert completion.completions(cast(Any, magics_api.active()), text) == []
         offered = [t for _, t in tab(ip, text)]
         assert text in offered
     assert "Traceback" not in capsys.readouterr().err
