@@ -243,10 +243,11 @@ class AgentMagics(Magics):
         run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
         interrupted (see :mod:`.outcome`).
         """
+        warmup.imported()  # never from the notebook's folder (see engine.disk.own_imports)
+        # after it: the executor imports the tools, pydantic and tiktoken (their first import was unguarded)
         from .executor import refuse_inside_tool_code
 
         refuse_inside_tool_code()
-        warmup.imported()  # never from the notebook's folder (see engine.disk.own_imports)
         with BusyHold():  # the front-end reads "busy" all along, a wait for Allow included
             return await self._run_prompt(line, cell)
 
