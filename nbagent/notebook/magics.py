@@ -223,6 +223,8 @@ class AgentMagics(Magics):
         """The cell is a prompt; the conversation continues across cells."""
         # The fallback path: normally agent_cell_transformer rewrites the cell to await run_prompt.
         from ..blocking import run_blocking
+
+        warmup.imported()  # first: the executor imports the tools, pydantic, tiktoken (see run_prompt)
         from .executor import refuse_inside_tool_code
 
         refuse_inside_tool_code()  # here, on the thread of the tool's code: run_blocking runs the prompt on another
@@ -367,20 +369,20 @@ class AgentMagics(Magics):
 
     async def fix_async(self, options: str) -> Done | None:
         """``%agent fix [--insert-code]``: explain and fix the last failed cell (see :mod:`.again`)."""
+        warmup.imported()  # first, as in run_prompt: `%agent fix` may be a kernel's first agent use
         from .again import fix
         from .executor import refuse_inside_tool_code
 
         refuse_inside_tool_code()
-        warmup.imported()
         return await fix(self, options)
 
     async def retry_async(self, line: str) -> None:
         """``%agent retry``: run the last prompt again from where its failed turn began (see :mod:`.again`)."""
+        warmup.imported()  # first, as in run_prompt
         from .again import retry
         from .executor import refuse_inside_tool_code
 
         refuse_inside_tool_code()
-        warmup.imported()
         await retry(self, line)
 
     # --- %agent ------------------------------------------------------------------------------
