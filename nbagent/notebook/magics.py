@@ -222,9 +222,8 @@ class AgentMagics(Magics):
     def agent_cell(self, line: str, cell: str) -> None:
         """The cell is a prompt; the conversation continues across cells."""
         # The fallback path: normally agent_cell_transformer rewrites the cell to await run_prompt.
-        from ..blocking import run_blocking
-
         warmup.imported()  # first: the executor imports the tools, pydantic, tiktoken (see run_prompt)
+        from ..blocking import run_blocking
         from .executor import refuse_inside_tool_code
 
         refuse_inside_tool_code()  # here, on the thread of the tool's code: run_blocking runs the prompt on another
