@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Callable, cast
 
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, context_matcher
 
+from ..engine.disk.own_imports import installed_only
+
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -53,6 +55,8 @@ def completions(magics: MagicsApi, before_cursor: str) -> list[str]:
     from .commands import COMMANDS  # at the first Tab on an %agent line: the kernel starts without the engine
 
     token = "" if before_cursor[-1:].isspace() else words.pop()
+    if not words:  # the cursor still on "%agent" itself: IPython's magic names complete that word
+        return []
     done = words[1:]
     if words[0] == CELL_MAGIC:
         return _after_options(magics, magics.agent_cell, done, token)
@@ -73,7 +77,10 @@ def matcher(magics: MagicsApi) -> Callable[[CompletionContext], SimpleMatcherRes
         before = context.text_until_cursor
         # below an %%agent line the words are the prompt's: "%agent co" there is text, no command
         in_prompt = context.cursor_line > 0 and context.full_text.lstrip().startswith(CELL_MAGIC)
-        found = [] if in_prompt else completions(magics, before)
+        # The first Tab imports the commands and the tools (pydantic, ipywidgets, tiktoken …): never
+        # from the notebook's folder, as every import nbagent makes on its own (engine.disk.own_imports)
+        with installed_only():
+            found = [] if in_prompt else completions(magics, before)
         word = "" if not before or before[-1].isspace() else before.split()[-1]
         chosen = [w for w in found if w.startswith(word)]
         completions_ = [SimpleCompletion(w, type="magic") for w in chosen]

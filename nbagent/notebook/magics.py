@@ -222,6 +222,7 @@ class AgentMagics(Magics):
     def agent_cell(self, line: str, cell: str) -> None:
         """The cell is a prompt; the conversation continues across cells."""
         # The fallback path: normally agent_cell_transformer rewrites the cell to await run_prompt.
+        warmup.imported()  # first: the executor imports the tools, pydantic, tiktoken (see run_prompt)
         from ..blocking import run_blocking
         from .executor import refuse_inside_tool_code
 
@@ -243,10 +244,11 @@ class AgentMagics(Magics):
         run cannot start, ``AgentRunFailed`` for ``Done("error")``, a ``KeyboardInterrupt`` when
         interrupted (see :mod:`.outcome`).
         """
+        warmup.imported()  # never from the notebook's folder (see engine.disk.own_imports)
+        # after it: the executor imports the tools, pydantic and tiktoken (their first import was unguarded)
         from .executor import refuse_inside_tool_code
 
         refuse_inside_tool_code()
-        warmup.imported()  # never from the notebook's folder (see engine.disk.own_imports)
         with BusyHold():  # the front-end reads "busy" all along, a wait for Allow included
             return await self._run_prompt(line, cell)
 
@@ -366,20 +368,20 @@ class AgentMagics(Magics):
 
     async def fix_async(self, options: str) -> Done | None:
         """``%agent fix [--insert-code]``: explain and fix the last failed cell (see :mod:`.again`)."""
+        warmup.imported()  # first, as in run_prompt: `%agent fix` may be a kernel's first agent use
         from .again import fix
         from .executor import refuse_inside_tool_code
 
         refuse_inside_tool_code()
-        warmup.imported()
         return await fix(self, options)
 
     async def retry_async(self, line: str) -> None:
         """``%agent retry``: run the last prompt again from where its failed turn began (see :mod:`.again`)."""
+        warmup.imported()  # first, as in run_prompt
         from .again import retry
         from .executor import refuse_inside_tool_code
 
         refuse_inside_tool_code()
-        warmup.imported()
         await retry(self, line)
 
     # --- %agent ------------------------------------------------------------------------------

@@ -42,6 +42,33 @@ def test_a_command_word_completes_to_the_commands_only(ip: Any) -> None:
     assert tab(ip, "%agent help ro") == [(12, "rollback")]
 
 
+def test_tab_right_after_the_magic_name_raises_nothing(ip: Any, capsys: Any) -> None:
+    # before: "%agent" / "%%agent" with the cursor at its end raised IndexError in our matcher, so
+    # IPython printed its traceback (to the kernel's stderr) at each such Tab
+    for text in ("%agent", "%%agent"):
+        assert completion.completions(cast(Any, magics_api.active()), text) == []
+        offered = [t for _, t in tab(ip, text)]
+        assert text in offered
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_first_tabs_imports_never_come_from_the_notebooks_folder(ip: Any, monkeypatch: Any) -> None:
+    # before: the Tab imported the commands and the tools (pydantic, ipywidgets, tiktoken) unguarded,
+    # so an optional dependency they try was looked for in the notebook's folder, and tiktoken_ext
+    # kept that folder's part for the first prompt's token count to import
+    from nbagent.engine.disk import own_imports
+
+    marked: list[bool] = []
+
+    def recording(magics: Any, before: str) -> list[str]:
+        marked.append(getattr(own_imports._marked, "on", False))
+        return []
+
+    monkeypatch.setattr(completion, "completions", recording)
+    tab(ip, "%%agent --allow ")
+    assert marked == [True]
+
+
 def test_an_option_completes_whole_with_its_dashes(ip: Any) -> None:
     # IPython's splitter cuts at "-": the completion replaces the whole word, not its last part
     assert tab(ip, "%%agent --max-b") == [(8, "--max-budget")]

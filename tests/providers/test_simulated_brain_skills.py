@@ -123,6 +123,14 @@ async def test_load_a_csv_runs_read_csv_into_a_named_variable(tmp_path: Path) ->
     assert 'orders = pd.read_csv("../sales.csv")' in code_of(calls[0])
 
 
+@pytest.mark.parametrize("prompt", ["Load sales.csv as class", "Load sales.csv into `None`", "Load sales.csv as lambda"])
+def test_a_name_python_cannot_assign_is_not_the_loaded_variable(prompt: str) -> None:
+    # before: "class = pd.read_csv(...)": the offline model's code was a SyntaxError in the user's kernel
+    from nbagent.providers.simulated.loading import variable_for
+
+    assert variable_for(prompt, "sales.csv", 1) == "sales"
+
+
 async def test_plot_draws_the_requested_chart(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     ns: dict[str, Any] = {"sales": SALES.copy()}

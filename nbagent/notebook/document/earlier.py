@@ -70,7 +70,10 @@ def _no_turn_sessions(root: Path, notebook: str, current: str | None) -> list[tu
         return []
     found = []
     for path in sorted(folder.glob("*.json")):
-        index = load_index(root, path.stem)
+        try:
+            index = load_index(root, path.stem)
+        except CorruptFileError:  # not JSON, a FIFO, too large: no link to read, so nothing it could add
+            continue
         if index is None or index.turns or index.notebook != notebook or index.session == current \
                 or _made_here(index.session):
             continue

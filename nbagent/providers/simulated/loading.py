@@ -35,7 +35,8 @@ def tables_to_load(prompt: str, files: list[str]) -> list[str]:
 def variable_for(prompt: str, path: str, count: int) -> str:
     """The name the prompt gives ("into `df`", "as sales"), else the file's stem (``sales.csv`` ->
     ``sales``): a name the user will recognise. With several files the stem always wins."""
-    named = [n for n in _NAMED.findall(prompt) if n.lower() not in _NOT_NAMES]
+    # never a keyword ("as class", "into `None`"): the code would be a SyntaxError in the user's kernel
+    named = [n for n in _NAMED.findall(prompt) if n.lower() not in _NOT_NAMES and not keyword.iskeyword(n)]
     if named and count == 1:
         return str(named[0])
     stem = re.sub(r"\W+", "_", PurePosixPath(path).stem).strip("_").lower()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from nbagent.notebook.document.earlier import cut_short, link_signature
-from nbagent.notebook.document.replay import ReplayIndex, find_record, save_index, sessions_dir
+from nbagent.notebook.document.earlier import cut_short, cut_short_spend, link_signature, not_signed
+from nbagent.notebook.document.replay import INDEX, RECORD_DIR, ReplayIndex, find_record, save_index, sessions_dir
 
 
 def session(root, name: str, notebook: str | None, prompts: tuple[str, ...] = (), *, signed: bool = True) -> str:
@@ -79,3 +79,15 @@ def test_a_session_another_live_kernel_still_runs_is_not_cut_short(tmp_path):
         holder.stdin.close()
         holder.wait(timeout=60)
     assert cut_short(tmp_path, "a.ipynb", None) == [task]  # its kernel gone (or a restart): cut short
+
+
+def test_a_damaged_index_beside_the_notebook_is_no_earlier_spend_and_no_error(tmp_path):
+    """A received (or half-pulled, merge-conflicted) folder: an index that is no JSON, or a FIFO,
+    named as a session's. ``%agent cost`` / ``%agent status`` read past it (before: CorruptFileError
+    out of both commands)."""
+    mine = session(tmp_path, "20261207-100000-11-1", "a.ipynb")
+    folder = tmp_path / RECORD_DIR / INDEX
+    (folder / "20261207-100000-12-1.json").write_text("<<<<<<< HEAD\n{")
+    os.mkfifo(folder / "20261207-100000-13-1.json")
+    assert cut_short(tmp_path, "a.ipynb", None) == [sessions_dir(tmp_path) / mine]
+    assert cut_short_spend(tmp_path, "a.ipynb", None) is None and not_signed(tmp_path, "a.ipynb", None) == 0
