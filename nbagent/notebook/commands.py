@@ -20,7 +20,7 @@ from .command_args import HELP_FLAGS, help_text, parse, parser_of, short_usage
 from .mcp_command import mcp as mcp_command
 from .options import cell_options, turn_number
 from .serve import command as serve_command
-from .status import replayed_so_far, spent_line, status
+from .status import earlier_line, replayed_so_far, spent_line, status
 
 if TYPE_CHECKING:
     from .magics_api import MagicsApi
@@ -73,6 +73,9 @@ def history(magics: "MagicsApi", args: Namespace) -> None:
             shown = shown_turns(magics)  # replayed: the turns shown, not the whole record
             # As the run's own table reads: no pandas index, no NaN, no column empty in every row.
             _display(ReadableTable(table if shown is None else table[table["turn"] <= shown]))
+            said = earlier_line(magics.document.earlier_spend(sess.agent))
+            if said:  # %agent cost adds it: say so, so the two agree
+                print(said)
         elif not external:
             print("no requests yet")
             return
