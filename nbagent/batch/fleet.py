@@ -10,12 +10,12 @@ request per running item). Items the budget cannot reach are ``skipped``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..display.format import terminal_line
-from .item import ItemResult, ItemRow, ItemSpec, read_result, slug
+from .item import ItemResult, ItemRow, ItemSpec, read_result, slug, spent_before
 from .pools import Pool
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,6 +36,8 @@ class Fleet:
     jobs: int = 4
     budget_usd: float | None = None
     template: ItemSpec | None = None
+    _before: dict[str, float] = field(default_factory=dict, init=False, repr=False)
+    """Per unfinished item's folder: what its earlier, interrupted run spent (counted in its row)."""
 
     def specs(self) -> list[ItemSpec]:
         base = self.template or ItemSpec(item="", folder="", prompt=self.prompt)
@@ -53,7 +55,10 @@ class Fleet:
                 results[spec.folder] = done
             else:
                 todo.append(spec)
-        spent = sum(r.counted_usd for r in results.values())
+        # An item interrupted in an earlier run continues its saved session and its row counts what
+        # it spent then: taken from the budget before any share is given, not on top of its share.
+        self._before = {spec.folder: spent_before(Path(spec.folder)) for spec in todo} if self.budget_usd is not None else {}
+        spent = sum(r.counted_usd for r in results.values()) + sum(self._before.values())
         if todo:
             spent = self._schedule(todo, results, spent, pool_factory(min(self.jobs, len(todo))))
         return [results[s.folder] for s in specs]
@@ -76,7 +81,8 @@ class Fleet:
                     spec, _held = running.pop(handle)
                     result = _as_result(spec, outcome)
                     results[spec.folder] = result
-                    spent += result.counted_usd  # a model without prices at its stand-in price, never $0
+                    # A model without prices at its stand-in price, never $0; an earlier run's spend counted once.
+                    spent += max(result.counted_usd - self._before.get(spec.folder, 0.0), 0.0)
         except BaseException:
             pool.close(cancel=True)  # an interrupted fleet: unfinished items keep their task folders
             raise

@@ -121,6 +121,19 @@ def read_result(folder: Path) -> ItemResult | None:
     return result
 
 
+def spent_before(folder: Path) -> float:
+    """What an unfinished item's task folder already spent (its sessions' figures, as the item's
+    row will count them: a request of a model without prices at its family's highest price): an
+    item interrupted in an earlier run continues its saved session, and its row adds that spend."""
+    from ..classroom import _folder_figures
+
+    task = folder / TASK_FOLDER
+    if not task.is_dir():
+        return 0.0
+    figures = (_folder_figures(m.parent) for m in task.glob("**/session.json"))
+    return sum(f["budget_usd"] for f in figures if f is not None)
+
+
 def write_result(folder: Path, result: ItemResult) -> ItemRow:
     from ..engine.contracts.config import DEFAULT_SECRET_ENV
     from ..engine.credentials.env_secrets import credential_env_values
