@@ -1,0 +1,52 @@
+"""A ``%config AgentMagics`` value nbagent refuses must not stay in the shell's config: IPython's
+``%config`` merged it there after the magics refused it, and every later ``%reload_ext nbagent``
+then failed with that TraitError (nbagent would not load again in that kernel)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nbagent.notebook import magics as magics_mod
+from nbagent.notebook.config_refusal import LOAD_REFUSED
+
+from .test_magics_inprocess import ip  # noqa: F401  (ip is a fixture)
+
+LITERAL = "%config AgentMagics.endpoints = {'x': {'base_url': 'http://127.0.0.1:1', 'api_key': 'sk-ant-literal'}}"
+
+
+@pytest.mark.parametrize("line", ["%config AgentMagics.notes = -5", LITERAL])
+def test_a_refused_config_value_is_not_kept_and_the_extension_reloads(ip, caplog, line):  # noqa: F811
+    ip.run_cell(line)
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("refused, not kept" in e for e in errors), errors
+    assert "sk-ant-literal" not in " ".join(errors)  # the refusal never echoes a literal key
+    name = line.split("AgentMagics.")[1].split(" ")[0]
+    assert name not in ip.config.get("AgentMagics", {})  # was: kept in the shell's config
+
+    result = ip.run_cell("%reload_ext nbagent")
+
+    assert result.error_in_exec is None, result.error_in_exec  # was: TraitError, nbagent not loaded
+    assert magics_mod.active_magics().notes == 0
+
+
+def test_a_refusal_loses_no_setting_made_before_it(ip):  # noqa: F811
+    ip.run_cell("%config AgentMagics.max_budget = 0.5")
+    try:
+        ip.run_cell("%config AgentMagics.notes = -5")
+        assert ip.run_cell("%reload_ext nbagent").error_in_exec is None
+        assert magics_mod.active_magics().max_budget == 0.5  # still the shell's, loaded again
+    finally:
+        ip.config.AgentMagics.pop("max_budget", None)
+        ip.run_cell("%reload_ext nbagent")
+
+
+def test_a_shell_config_an_earlier_nbagent_poisoned_loads_with_a_line(ip, capsys):  # noqa: F811
+    ip.config.AgentMagics.notes = -5  # kept by an earlier nbagent (or a profile's config file)
+    capsys.readouterr()
+
+    result = ip.run_cell("%reload_ext nbagent")
+
+    assert result.error_in_exec is None, result.error_in_exec
+    said = capsys.readouterr().err
+    assert LOAD_REFUSED.split("(")[0] in said and "AgentMagics.notes" in said, said
+    assert "notes" not in ip.config.AgentMagics
