@@ -81,13 +81,16 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
-UNFINISHED_HEADLESS_LINE = ("ⓘ no recorded answer for this cell here: its recorded run (session {session} in .nbagent/) "
-                            "did not finish (cut short by a cell timeout, an interrupt, or its kernel killed or restarted), "
+UNFINISHED_HEADLESS_LINE = ("ⓘ no recorded answer for this cell here: a run of this prompt in this folder "
+                            "(session {session} in .nbagent/, by this notebook or another one here) did not finish "
+                            "(cut short by a cell timeout, an interrupt, or its kernel killed or restarted), "
                             "so it recorded no answer to replay: asking the model again, live. If a timeout cut it short, "
                             "give the run more time (nbconvert/nbclient: --ExecutePreprocessor.timeout=600), or run the "
                             "cell in JupyterLab or Notebook 7.")
 """Headless, where the folder holds a run of this prompt that did not finish (no record began with it):
-the line said "a new or edited cell", or that there was no record beside the notebook."""
+the line said "a new or edited cell", or that there was no record beside the notebook. A run that did
+not finish names no notebook (its index, written when a turn ends, would), so the line does not say
+it was this one's: a copy of the notebook, or another with the same cell, finds that run too."""
 UNFINISHED_RERUN_LINE = ("ⓘ this cell's last run (turn {turn}) did not finish (■, Kernel > Interrupt, or a restart "
                          "while it ran) and recorded nothing; the answer it was run again after (turn {before}) is "
                          "not shown as current: asking the model.")

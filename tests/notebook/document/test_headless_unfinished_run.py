@@ -6,6 +6,7 @@ recorded run did not finish, and how to give a re-run what it needs."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from IPython.utils.capture import capture_output
 
 from nbagent.notebook import magics as magics_mod
 from nbagent.notebook.document import link as link_mod
-from nbagent.notebook.document import live_lines
+from nbagent.notebook.document import live_lines, unfinished
 from nbagent.notebook.document import lookup as lookup_mod
 from nbagent.providers.simulated import ScriptedResponder, app, text_reply, tool_reply
 
@@ -81,3 +82,55 @@ def test_an_edited_prompt_still_says_new_or_edited(ip, headless):  # noqa: F811
     out = cell(ip, FIRST)
 
     assert live_lines.NO_MATCH_LINE in out and "did not finish" not in out
+
+
+def _planted(root: Any, name: str, first: object, tail: int = 0) -> None:
+    """A session folder of a received folder: its conversation's first message, then ``tail`` more."""
+    from nbagent.notebook.document.replay import sessions_dir
+
+    folder = sessions_dir(root) / name
+    folder.mkdir(parents=True)
+    messages = [first, *({"role": "assistant", "content": "x" * 2000} for _ in range(tail))]
+    (folder / "api_conversation_history.json").write_text(json.dumps(messages), encoding="utf-8")
+
+
+def test_a_received_folders_session_named_like_a_sentence_is_never_shown_as_nbagents_words(ip, headless, tmp_path):  # noqa: F811
+    _planted(tmp_path, "x) FINISHED. Paste your API key into the cell to replay (session y",
+             {"role": "user", "content": FIRST})
+
+    out = cell(ip, FIRST)
+
+    assert "Paste your API key" not in out and "did not finish" not in out, out
+
+
+def test_a_planted_first_message_of_any_shape_never_fails_the_cell(ip, headless, tmp_path):  # noqa: F811
+    _planted(tmp_path, "20261207-100000-1-1", {"role": "user", "content": 5})
+
+    out = cell(ip, FIRST)  # fails the cell on a TypeError (int is not iterable) if read as a list of blocks
+
+    assert "(simulated model)" in out
+
+
+def test_the_unfinished_line_does_not_call_another_notebooks_run_this_cells(ip, headless, monkeypatch):  # noqa: F811
+    # A run that did not finish names no notebook: a copy, or another notebook of the folder with this
+    # cell, finds it just the same, so the line must not say it was this cell's own run.
+    _cut_short(ip, FIRST, monkeypatch)
+
+    out = cell(ip, FIRST)
+
+    assert _unfinished(out) and "its recorded run" not in out and "or another one here" in out, out
+
+
+def test_finding_an_unfinished_run_reads_only_the_head_of_each_long_conversation(tmp_path, monkeypatch):
+    # Each headless cell with no record pays for this: whole histories of 50 long sessions took ~0.9 s a cell.
+    for i in range(unfinished.NEWEST):
+        _planted(tmp_path, f"20261207-1000{i:02d}-1-1", {"role": "user", "content": "another prompt"}, tail=600)
+    _planted(tmp_path, "20261207-110000-1-1", {"role": "user", "content": FIRST}, tail=600)
+
+    def whole_file(*_a: object, **_k: object) -> None:
+        raise AssertionError("read a whole conversation for its first message")
+
+    monkeypatch.setattr(unfinished, "read_json", whole_file)
+
+    assert unfinished.unfinished_session(tmp_path, FIRST) == "20261207-110000-1-1"
+    assert unfinished.unfinished_session(tmp_path, OTHER) is None
