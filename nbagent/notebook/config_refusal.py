@@ -18,6 +18,8 @@ from traitlets.config import Config
 
 REFUSED = ("%config {names} refused, not kept: {why}. nbagent keeps its current value, and a later "
            "%reload_ext nbagent loads without it; set it again with an allowed value.")
+MIN_SECRET_CHARS = 4
+"""Shorter strings are left in a refusal (a profile's name, a word): none is a key or token."""
 LOAD_REFUSED = ("nbagent: the shell's config held a value nbagent refuses ({names}: {why}); it was dropped "
                 "and nbagent loaded with its current value. Set it again with %config and an allowed value.")
 
@@ -39,7 +41,7 @@ def load_or_refuse(magics: Any, load: Callable[[Config], None], cfg: Config, *, 
         try:
             load(Config({section: {name: mine[name]}}))
         except TraitError as exc:
-            refused.append((f"{section}.{name}", str(exc)))
+            refused.append((f"{section}.{name}", scrubbed(str(exc), mine[name])))
             _drop(mine, name)
             shell_config = getattr(getattr(magics, "shell", None), "config", None)
             if isinstance(shell_config, Config) and section in shell_config:
@@ -53,9 +55,29 @@ def load_or_refuse(magics: Any, load: Callable[[Config], None], cfg: Config, *, 
     raise TraitError(REFUSED.format(names=names, why=why))
 
 
+def scrubbed(message: str, value: object) -> str:
+    """``message`` without the text of ``value``: traitlets' own refusal quotes it ("expected an int,
+    not the str 'sk-ant-…'"), and a key pasted into the wrong setting was printed, then saved with
+    the cell's output."""
+    for text in sorted(set(_texts(value)), key=len, reverse=True):
+        message = message.replace(repr(text)[1:-1], "…").replace(text, "…")
+    return message
+
+
+def _texts(value: object) -> list[str]:
+    """The strings in ``value`` (its keys and items too), long enough to be a secret."""
+    if isinstance(value, str):
+        return [value] if len(value) >= MIN_SECRET_CHARS else []
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (*_texts(k), *_texts(v))]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [t for v in value for t in _texts(v)]
+    return _texts(str(value)) if isinstance(value, bytes) else []
+
+
 def _drop(section: Config, name: str) -> None:
     if name in section:
         del section[name]
 
 
-__all__ = ["LOAD_REFUSED", "REFUSED", "load_or_refuse"]
+__all__ = ["LOAD_REFUSED", "REFUSED", "load_or_refuse", "scrubbed"]

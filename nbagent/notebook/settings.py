@@ -92,6 +92,10 @@ def checked_endpoints(value: Mapping[str, object] | None) -> Mapping[str, object
     from ..providers.endpoint_trust import CREDENTIAL_HEADER
 
     for name, row in (value or {}).items():
+        if not isinstance(row, dict):  # {'prod': 'sk-ant-…'} was kept, and %config AgentMagics printed it
+            raise TraitError(f"AgentMagics.endpoints[{name!r}]: a profile is a dict of its settings "
+                             f"({{\"base_url\": …, \"api_key_env\": \"MY_VARIABLE\"}}), not a {type(row).__name__} "
+                             f"(see docs/endpoints.md)")
         literal = [key for key in ("auth_token", "api_key") if isinstance(row, dict) and row.get(key)]
         if literal:
             key = literal[0]

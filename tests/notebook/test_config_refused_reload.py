@@ -50,3 +50,31 @@ def test_a_shell_config_an_earlier_nbagent_poisoned_loads_with_a_line(ip, capsys
     said = capsys.readouterr().err
     assert LOAD_REFUSED.split("(")[0] in said and "AgentMagics.notes" in said, said
     assert "notes" not in ip.config.AgentMagics
+
+
+KEY = "sk-ant-api03-pasted-in-the-wrong-place"
+
+
+@pytest.mark.parametrize("line", [
+    f"%config AgentMagics.notes = {KEY!r}",  # traitlets: "expected an int, not the str 'sk-ant-…'"
+    f"%config AgentMagics.model = [{KEY!r}]",
+    f"%config AgentMagics.endpoints = {KEY!r}",
+    f"%config AgentMagics.endpoints = {{'prod': {KEY!r}}}",  # was accepted: kept, and listed by %config AgentMagics
+])
+def test_a_key_typed_as_a_refused_value_is_never_echoed_nor_kept(ip, caplog, capsys, line):  # noqa: F811
+    ip.run_cell(line)
+    ip.run_cell("%config AgentMagics")
+
+    said = " ".join(r.getMessage() for r in caplog.records) + "".join(capsys.readouterr())
+    assert "refused, not kept" in said, said
+    assert KEY not in said and KEY not in repr(ip.config), said
+
+
+def test_a_poisoned_shell_config_is_dropped_at_load_without_echoing_its_key(ip, capsys):  # noqa: F811
+    ip.config.AgentMagics.notes = KEY  # kept by an earlier nbagent
+    capsys.readouterr()
+
+    assert ip.run_cell("%reload_ext nbagent").error_in_exec is None
+
+    said = capsys.readouterr().err
+    assert "AgentMagics.notes" in said and KEY not in said, said
