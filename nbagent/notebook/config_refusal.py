@@ -65,11 +65,12 @@ def scrubbed(message: str, value: object) -> str:
 
 
 def _texts(value: object) -> list[str]:
-    """The strings in ``value`` (its keys and items too), long enough to be a secret."""
+    """The strings in ``value`` (its items too), long enough to be a secret; not a dict's keys, the
+    names nbagent's own refusals quote (``api_key``, a header's name: "the header 'X-Api-Key' …")."""
     if isinstance(value, str):
         return [value] if len(value) >= MIN_SECRET_CHARS else []
     if isinstance(value, dict):
-        return [t for k, v in value.items() for t in (*_texts(k), *_texts(v))]
+        return [t for v in value.values() for t in _texts(v)]
     if isinstance(value, (list, tuple, set, frozenset)):
         return [t for v in value for t in _texts(v)]
     return _texts(str(value)) if isinstance(value, bytes) else []
