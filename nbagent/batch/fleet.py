@@ -36,7 +36,7 @@ class Fleet:
     jobs: int = 4
     budget_usd: float | None = None
     template: ItemSpec | None = None
-    _before: dict[str, float] = field(default_factory=dict, init=False, repr=False)
+    _before: dict[str, ItemResult] = field(default_factory=dict, init=False, repr=False)
     """Per unfinished item's folder: what its earlier, interrupted run spent (counted in its row)."""
 
     def specs(self) -> list[ItemSpec]:
@@ -57,8 +57,8 @@ class Fleet:
                 todo.append(spec)
         # An item interrupted in an earlier run continues its saved session and its row counts what
         # it spent then: taken from the budget before any share is given, not on top of its share.
-        self._before = {spec.folder: spent_before(Path(spec.folder)) for spec in todo} if self.budget_usd is not None else {}
-        spent = sum(r.counted_usd for r in results.values()) + sum(self._before.values())
+        self._before = {spec.folder: spent_before(Path(spec.folder), spec.item) for spec in todo}
+        spent = sum(r.counted_usd for r in results.values()) + sum(b.counted_usd for b in self._before.values())
         if todo:
             spent = self._schedule(todo, results, spent, pool_factory(min(self.jobs, len(todo))))
         return [results[s.folder] for s in specs]
@@ -71,7 +71,7 @@ class Fleet:
                     spec = todo.pop(0)
                     share = self._share(spent, running, len(todo) + 1)
                     if share is not None and share < MIN_SHARE_USD:
-                        results[spec.folder] = ItemResult(spec.item, "skipped", error="the total budget is spent")
+                        results[spec.folder] = self._skipped(spec)
                         continue
                     running[pool.submit(replace(spec, max_budget_usd=_lower(spec.max_budget_usd, share)))] = \
                         (spec, share or 0.0)
@@ -79,15 +79,25 @@ class Fleet:
                     break
                 for handle, outcome in pool.wait(list(running)):
                     spec, _held = running.pop(handle)
-                    result = _as_result(spec, outcome)
+                    before = self._before.get(spec.folder) or ItemResult(spec.item, "")
+                    result = _with_earlier(_as_result(spec, outcome), before)
                     results[spec.folder] = result
                     # A model without prices at its stand-in price, never $0; an earlier run's spend counted once.
-                    spent += max(result.counted_usd - self._before.get(spec.folder, 0.0), 0.0)
+                    spent += result.counted_usd - before.counted_usd
         except BaseException:
             pool.close(cancel=True)  # an interrupted fleet: unfinished items keep their task folders
             raise
         pool.close()
         return spent
+
+    def _skipped(self, spec: ItemSpec) -> ItemResult:
+        """The row of an item the budget cannot reach: what an earlier, interrupted run of it spent (in the
+        budget's count already) is in it, not $0, so the table's total is what the fleet spent."""
+        before = self._before.get(spec.folder)
+        if before is None or not before.requests:
+            return ItemResult(spec.item, "skipped", error="the total budget is spent")
+        return replace(before, outcome="skipped", error="the total budget is spent (this row is what its earlier, "
+                       "interrupted run spent; run again with a larger --budget to continue it)")
 
     def _share(self, spent: float, running: dict[object, tuple[ItemSpec, float]], left: int) -> float | None:
         if self.budget_usd is None:
@@ -99,6 +109,15 @@ class Fleet:
 
 def _lower(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
+
+
+def _with_earlier(result: ItemResult, before: ItemResult) -> ItemResult:
+    """``result``, or, where it counts less than its earlier, interrupted run had spent (a worker that
+    died, or failed before it read its saved session: $0), that run's figures: spent, never un-spent."""
+    if result.counted_usd >= before.counted_usd:
+        return result
+    return replace(result, cost_usd=before.cost_usd, budget_usd=before.budget_usd, requests=before.requests,
+                   unpriced_requests=before.unpriced_requests)
 
 
 def _as_result(spec: ItemSpec, outcome: ItemRow | BaseException) -> ItemResult:

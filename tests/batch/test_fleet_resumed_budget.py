@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from nbagent.batch import Fleet, ItemSpec
+from nbagent.batch.fleet import table
 from nbagent.batch.item import RESULT_FILE
 from nbagent.batch.worker import run_item
 
@@ -78,3 +79,35 @@ def test_a_fleet_whose_budget_the_interrupted_run_used_up_skips_the_rest(interru
     assert [r.outcome for r in results] == ["skipped"] * 3 and pool.shares == []
     assert not (sorted(out.iterdir())[0] / RESULT_FILE).exists()  # still resumable with a bigger budget
     shutil.rmtree(out)
+
+
+def test_a_skipped_interrupted_items_row_shows_what_it_spent_so_the_table_adds_up(interrupted):
+    items, out, before = interrupted
+
+    results, _pool = _fleet(items, out, before)
+
+    assert [r.outcome for r in results] == ["skipped"] * 3
+    # was: $0 and 0 requests, though its earlier run's spend is what used the budget up
+    assert results[0].cost_usd == pytest.approx(before) and results[0].requests > 0
+    assert "earlier" in (results[0].error or "")
+    assert table(results)["cost_usd"].sum() == pytest.approx(before)
+    assert results[1].cost_usd == 0 and results[1].requests == 0  # never ran: nothing to show
+
+
+class Dying(Inline):
+    """The first item's worker dies (killed, out of memory): the pool hands back its exception."""
+
+    def wait(self, handles: list[ItemSpec]) -> list[tuple[ItemSpec, object]]:
+        return [(h, MemoryError("killed") if h.item.endswith("0.csv") else run_item(h)) for h in handles]
+
+
+def test_an_interrupted_item_whose_worker_then_dies_still_shows_its_earlier_spend(interrupted):
+    items, out, before = interrupted
+    pool = Dying()
+
+    results = Fleet(items=items, prompt=PROMPT, out=out, jobs=1, budget_usd=before * 3.5, template=TEMPLATE).run(
+        lambda _jobs: pool)  # type: ignore[arg-type, return-value]
+
+    assert results[0].outcome == "error" and results[0].cost_usd == pytest.approx(before)  # was: $0
+    # What neither the dead item's earlier run nor the next item spent, no less (the spend counted once).
+    assert pool.shares[1] == pytest.approx(before * 2.5, rel=0.01)
