@@ -55,6 +55,20 @@ def load_or_refuse(magics: Any, load: Callable[[Config], None], cfg: Config, *, 
     raise TraitError(REFUSED.format(names=names, why=why))
 
 
+class RefusesConfig:
+    """Mixed into :class:`~nbagent.notebook.magics.AgentMagics` (before ``Magics``): a ``%config`` value
+    it refuses is not kept in the shell's config, where it failed every later reload."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._config_loaded = True  # later loads are %config's: a refusal raises
+
+    def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
+        load = super()._load_config  # type: ignore[misc]  # the Configurable's, after this in the MRO
+        load_or_refuse(self, lambda c: load(c, section_names, traits), cfg,
+                       loading=not self.__dict__.get("_config_loaded", False))
+
+
 def scrubbed(message: str, value: object) -> str:
     """``message`` without the text of ``value``: traitlets' own refusal quotes it ("expected an int,
     not the str 'sk-ant-…'"), and a key pasted into the wrong setting was printed, then saved with
@@ -81,4 +95,4 @@ def _drop(section: Config, name: str) -> None:
         del section[name]
 
 
-__all__ = ["LOAD_REFUSED", "REFUSED", "load_or_refuse", "scrubbed"]
+__all__ = ["LOAD_REFUSED", "REFUSED", "RefusesConfig", "load_or_refuse", "scrubbed"]

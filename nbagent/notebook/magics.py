@@ -33,7 +33,7 @@ from . import aborts, admin_traits, command_args, commands, magics_api, settings
 from .busy import BusyHold
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
-from .config_refusal import load_or_refuse
+from .config_refusal import RefusesConfig
 from .kernel_context.figures import DisplayedImages
 from .new_session import new_session
 from .options import cell_options
@@ -67,7 +67,7 @@ def active_magics() -> "AgentMagics":
 
 
 @magics_class
-class AgentMagics(Magics):
+class AgentMagics(RefusesConfig, Magics):
     """The ``%agent`` / ``%%agent`` magics; traits are the defaults (``%config AgentMagics.x``)."""
 
     model = Unicode(DEFAULT_MODEL, help="Model id (the running session switches at its next prompt).").tag(config=True)
@@ -153,15 +153,8 @@ class AgentMagics(Magics):
         """``%config AgentMagics.endpoints`` refuses a literal key or token (``%config`` prints it)."""
         return settings.checked_endpoints(proposal["value"])
 
-    def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
-        # A refused %config value is not kept in the shell's config, where it failed every reload.
-        load = super()._load_config
-        load_or_refuse(self, lambda c: load(c, section_names, traits), cfg,
-                       loading=not self.__dict__.get("_config_loaded", False))
-
     def __init__(self, shell: "InteractiveShell | None" = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._config_loaded = True  # later loads are %config's: a refusal raises
         admin_traits.start_from_admin_values(self)
         self.current: NotebookSession | None = None
         self.mode = "python"
