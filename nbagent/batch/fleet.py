@@ -116,8 +116,9 @@ def _with_earlier(result: ItemResult, before: ItemResult) -> ItemResult:
     died, or failed before it read its saved session: $0), that run's figures: spent, never un-spent."""
     if result.counted_usd >= before.counted_usd:
         return result
-    return replace(result, cost_usd=before.cost_usd, budget_usd=before.budget_usd, requests=before.requests,
-                   unpriced_requests=before.unpriced_requests)
+    return replace(result, cost_usd=before.cost_usd, budget_usd=before.budget_usd,
+                   requests=max(result.requests, before.requests),
+                   unpriced_requests=max(result.unpriced_requests, before.unpriced_requests))
 
 
 def _as_result(spec: ItemSpec, outcome: ItemRow | BaseException) -> ItemResult:
