@@ -78,3 +78,23 @@ def test_a_poisoned_shell_config_is_dropped_at_load_without_echoing_its_key(ip, 
 
     said = capsys.readouterr().err
     assert "AgentMagics.notes" in said and KEY not in said, said
+
+
+def test_a_key_pasted_where_its_variables_name_goes_is_refused_not_echoed_as_unset(ip, caplog, capsys):  # noqa: F811
+    # Was accepted and kept: %config AgentMagics listed it, and the next prompt failed with
+    # "the environment variable sk-ant-… (api_key_env) is not set", saved with the cell's output.
+    ip.run_cell(f"%config AgentMagics.endpoints = {{'prod': {{'base_url': 'http://127.0.0.1:9', 'api_key_env': {KEY!r}}}}}")
+    ip.run_cell("%config AgentMagics")
+
+    said = " ".join(r.getMessage() for r in caplog.records) + "".join(capsys.readouterr())
+    assert "refused, not kept" in said and "api_key_env names an environment variable" in said, said
+    assert KEY not in said and KEY not in repr(ip.config), said
+
+
+def test_an_unset_variable_named_in_a_profile_file_is_named_but_a_pasted_key_is_not():
+    from nbagent.providers.endpoints import EndpointError, endpoint_from_row
+
+    for var, shown in (("MY_GATEWAY_KEY", True), (KEY, False)):
+        with pytest.raises(EndpointError) as caught:
+            endpoint_from_row("prod", {"base_url": "http://127.0.0.1:9", "api_key_env": var}, environ={})
+        assert (var in str(caught.value)) is shown, caught.value
