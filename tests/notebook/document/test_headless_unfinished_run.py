@@ -124,8 +124,8 @@ def test_the_unfinished_line_does_not_call_another_notebooks_run_this_cells(ip, 
 def test_finding_an_unfinished_run_reads_only_the_head_of_each_long_conversation(tmp_path, monkeypatch):
     # Each headless cell with no record pays for this: whole histories of 50 long sessions took ~0.9 s a cell.
     for i in range(unfinished.NEWEST):
-        _planted(tmp_path, f"20261207-1000{i:02d}-1-1", {"role": "user", "content": "another prompt"}, tail=600)
-    _planted(tmp_path, "20261207-110000-1-1", {"role": "user", "content": FIRST}, tail=600)
+        _planted(tmp_path, f"20261207-1000{i:02d}-1-1", {"role": "user", "content": "another prompt"}, tail=100)
+    _planted(tmp_path, "20261207-110000-1-1", {"role": "user", "content": FIRST}, tail=100)
 
     def whole_file(*_a: object, **_k: object) -> None:
         raise AssertionError("read a whole conversation for its first message")
