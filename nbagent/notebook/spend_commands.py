@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from .serve import command as serve_command
-from .status import earlier_line, replayed_so_far, spent_line
+from .status import earlier_line, earlier_only_line, replayed_so_far, spent_line
 
 if TYPE_CHECKING:
     from .magics_api import MagicsApi
@@ -63,6 +63,10 @@ def history(magics: "MagicsApi", args: Namespace) -> None:
                 print(said)
         elif not external:
             print("no requests yet")
+            # After a restart mid-prompt, before any cell ran again: the cut-short session spent money.
+            said = earlier_only_line(magics.document.earlier_spend(sess.agent if sess is not None else None))
+            if said:
+                print(said)
             return
     if external:
         print(f"External clients ({len(external)} call(s), %agent serve):")

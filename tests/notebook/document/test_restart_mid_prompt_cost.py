@@ -140,3 +140,15 @@ def test_after_a_restart_mid_prompt_history_says_what_cost_adds_that_its_rows_le
     history = _run(d, "%agent history")
     assert (f"%agent cost also counts ${before:.4f} in 1 request(s) by this notebook's earlier session(s) that a "
             "kernel restart or ■ cut short before a turn finished (not rows here") in history, history
+
+
+def test_history_before_any_cell_ran_again_says_what_the_cut_short_session_spent(cut_short):
+    """After the restart, before the agent cell runs again: history said only "no requests yet"
+    though the cut-short session of this notebook had spent money."""
+    folder, d = cut_short
+    before, _ = _spent(folder)
+
+    history = _run(d, "%agent history")
+
+    assert "no requests yet" in history, history
+    assert f"earlier session(s) spent ${before:.4f} in 1 request(s) before a kernel restart" in history, history
