@@ -10,12 +10,12 @@ request per running item). Items the budget cannot reach are ``skipped``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..display.format import terminal_line
-from .item import ItemResult, ItemRow, ItemSpec, read_result, slug
+from .item import ItemResult, ItemRow, ItemSpec, read_result, slug, spent_before
 from .pools import Pool
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,6 +36,8 @@ class Fleet:
     jobs: int = 4
     budget_usd: float | None = None
     template: ItemSpec | None = None
+    _before: dict[str, ItemResult] = field(default_factory=dict, init=False, repr=False)
+    """Per unfinished item's folder: what its earlier, interrupted run spent (counted in its row)."""
 
     def specs(self) -> list[ItemSpec]:
         base = self.template or ItemSpec(item="", folder="", prompt=self.prompt)
@@ -53,7 +55,10 @@ class Fleet:
                 results[spec.folder] = done
             else:
                 todo.append(spec)
-        spent = sum(r.counted_usd for r in results.values())
+        # An item interrupted in an earlier run continues its saved session and its row counts what
+        # it spent then: taken from the budget before any share is given, not on top of its share.
+        self._before = {spec.folder: spent_before(Path(spec.folder), spec.item) for spec in todo}
+        spent = sum(r.counted_usd for r in results.values()) + sum(b.counted_usd for b in self._before.values())
         if todo:
             spent = self._schedule(todo, results, spent, pool_factory(min(self.jobs, len(todo))))
         return [results[s.folder] for s in specs]
@@ -66,7 +71,7 @@ class Fleet:
                     spec = todo.pop(0)
                     share = self._share(spent, running, len(todo) + 1)
                     if share is not None and share < MIN_SHARE_USD:
-                        results[spec.folder] = ItemResult(spec.item, "skipped", error="the total budget is spent")
+                        results[spec.folder] = self._skipped(spec)
                         continue
                     running[pool.submit(replace(spec, max_budget_usd=_lower(spec.max_budget_usd, share)))] = \
                         (spec, share or 0.0)
@@ -74,14 +79,25 @@ class Fleet:
                     break
                 for handle, outcome in pool.wait(list(running)):
                     spec, _held = running.pop(handle)
-                    result = _as_result(spec, outcome)
+                    before = self._before.get(spec.folder) or ItemResult(spec.item, "")
+                    result = _with_earlier(_as_result(spec, outcome), before)
                     results[spec.folder] = result
-                    spent += result.counted_usd  # a model without prices at its stand-in price, never $0
+                    # A model without prices at its stand-in price, never $0; an earlier run's spend counted once.
+                    spent += result.counted_usd - before.counted_usd
         except BaseException:
             pool.close(cancel=True)  # an interrupted fleet: unfinished items keep their task folders
             raise
         pool.close()
         return spent
+
+    def _skipped(self, spec: ItemSpec) -> ItemResult:
+        """The row of an item the budget cannot reach: what an earlier, interrupted run of it spent (in the
+        budget's count already) is in it, not $0, so the table's total is what the fleet spent."""
+        before = self._before.get(spec.folder)
+        if before is None or not before.requests:
+            return ItemResult(spec.item, "skipped", error="the total budget is spent")
+        return replace(before, outcome="skipped", error="the total budget is spent (this row is what its earlier, "
+                       "interrupted run spent; run again with a larger --budget to continue it)")
 
     def _share(self, spent: float, running: dict[object, tuple[ItemSpec, float]], left: int) -> float | None:
         if self.budget_usd is None:
@@ -93,6 +109,16 @@ class Fleet:
 
 def _lower(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else min(a, b)
+
+
+def _with_earlier(result: ItemResult, before: ItemResult) -> ItemResult:
+    """``result``, or, where it counts less than its earlier, interrupted run had spent (a worker that
+    died, or failed before it read its saved session: $0), that run's figures: spent, never un-spent."""
+    if result.counted_usd >= before.counted_usd:
+        return result
+    return replace(result, cost_usd=before.cost_usd, budget_usd=before.budget_usd,
+                   requests=max(result.requests, before.requests),
+                   unpriced_requests=max(result.unpriced_requests, before.unpriced_requests))
 
 
 def _as_result(spec: ItemSpec, outcome: ItemRow | BaseException) -> ItemResult:

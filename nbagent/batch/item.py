@@ -121,6 +121,22 @@ def read_result(folder: Path) -> ItemResult | None:
     return result
 
 
+def spent_before(folder: Path, item: str = "") -> ItemResult:
+    """What an unfinished item's task folder already spent, as a row's figures (a request of a model
+    without prices at its family's highest price in ``budget_usd``, as the item's row will count it):
+    an item interrupted in an earlier run continues its saved session, and its row adds that spend."""
+    from ..classroom import _folder_figures
+
+    task = folder / TASK_FOLDER
+    figures = [f for f in (_folder_figures(m.parent) for m in task.glob("**/session.json")) if f is not None] \
+        if task.is_dir() else []
+    total = {k: sum(f[k] for f in figures) for k in ("cost_usd", "budget_usd", "requests", "unpriced_requests")}
+    unpriced = int(total["unpriced_requests"])
+    return ItemResult(item, "interrupted", cost_usd=None if unpriced else round(total["cost_usd"], 6),
+                      budget_usd=round(total["budget_usd"], 6), requests=int(total["requests"]),
+                      unpriced_requests=unpriced)
+
+
 def write_result(folder: Path, result: ItemResult) -> ItemRow:
     from ..engine.contracts.config import DEFAULT_SECRET_ENV
     from ..engine.credentials.env_secrets import credential_env_values

@@ -33,6 +33,7 @@ from . import aborts, admin_traits, command_args, commands, magics_api, settings
 from .busy import BusyHold
 from .cell_transformer import run_agent_cell as run_agent_cell  # re-exported: scripts call magics.run_agent_cell
 from .cell_transformer import run_agent_command as run_agent_command
+from .config_refusal import RefusesConfig
 from .kernel_context.figures import DisplayedImages
 from .new_session import new_session
 from .options import cell_options
@@ -66,7 +67,7 @@ def active_magics() -> "AgentMagics":
 
 
 @magics_class
-class AgentMagics(Magics):
+class AgentMagics(RefusesConfig, Magics):
     """The ``%agent`` / ``%%agent`` magics; traits are the defaults (``%config AgentMagics.x``)."""
 
     model = Unicode(DEFAULT_MODEL, help="Model id (the running session switches at its next prompt).").tag(config=True)

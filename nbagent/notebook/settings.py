@@ -90,8 +90,18 @@ def checked_endpoints(value: Mapping[str, object] | None) -> Mapping[str, object
     from traitlets import TraitError
 
     from ..providers.endpoint_trust import CREDENTIAL_HEADER
+    from ..providers.endpoints import is_env_name
 
     for name, row in (value or {}).items():
+        if not isinstance(row, dict):  # {'prod': 'sk-ant-…'} was kept, and %config AgentMagics printed it
+            raise TraitError(f"AgentMagics.endpoints[{name!r}]: a profile is a dict of its settings "
+                             f"({{\"base_url\": …, \"api_key_env\": \"MY_VARIABLE\"}}), not a {type(row).__name__} "
+                             f"(see docs/endpoints.md)")
+        named = [key for key in ("auth_token_env", "api_key_env") if row.get(key) and not is_env_name(row[key])]
+        if named:  # a key pasted where its variable's name goes was kept, listed, and echoed as "not set"
+            raise TraitError(f"AgentMagics.endpoints[{name!r}]: {named[0]} names an environment variable (letters, "
+                             f"digits and _, e.g. \"MY_VARIABLE\"), and this value is not one (the key itself? it is not "
+                             f"shown): put the key in a variable and name that (see docs/endpoints.md)")
         literal = [key for key in ("auth_token", "api_key") if isinstance(row, dict) and row.get(key)]
         if literal:
             key = literal[0]

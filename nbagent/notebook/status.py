@@ -58,6 +58,28 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     return line
 
 
+def earlier_line(earlier: "Spent | None") -> str | None:
+    """What ``%agent history`` says under its rows when ``%agent cost`` adds the spend of this
+    notebook's cut-short earlier sessions (:func:`spent_line`'s ``earlier``): those requests are in
+    no row here, so without it the table's cumulative cost and cost's total differ with no word why."""
+    if earlier is None or not earlier.requests:
+        return None
+    return (f"ⓘ %agent cost also counts {fmt_total_cost(earlier.cost_usd, earlier.unpriced_requests, earlier.requests)} "
+            f"in {earlier.requests} request(s) by this notebook's earlier session(s) that a kernel restart or ■ cut "
+            "short before a turn finished (not rows here: this table is the current session's).")
+
+
+def earlier_only_line(earlier: "Spent | None") -> str | None:
+    """``%agent history`` before this kernel's first agent cell, where a cut-short earlier session of
+    this notebook spent money: "no requests yet" alone read as if nothing had been spent."""
+    if earlier is None or not earlier.requests:
+        return None
+    money = fmt_total_cost(earlier.cost_usd, earlier.unpriced_requests, earlier.requests)
+    return (f"ⓘ this notebook's earlier session(s) spent {money} "
+            f"in {earlier.requests} request(s) before a kernel restart or ■ cut them short (no turn finished); "
+            "%agent cost counts it once an agent cell has run in this kernel.")
+
+
 def replayed_so_far(records: "Sequence[RequestRecord]", shown: int, whole: str, unrowed: int = 0) -> list[str]:
     """``%agent cost`` in a kernel that has replayed ``shown`` turns of a longer record: the requests
     of those turns (the rows ``%agent history`` lists there, so the two add up), then ``whole``, the
@@ -179,4 +201,4 @@ def notebook_line(magics: "MagicsApi") -> str:
     return f"{where}; {cells}; {record}{replay}"
 
 
-__all__ = ["endpoint_line", "notebook_line", "notes_line", "spent_line", "status"]
+__all__ = ["earlier_line", "earlier_only_line", "endpoint_line", "notebook_line", "notes_line", "spent_line", "status"]

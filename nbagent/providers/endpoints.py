@@ -215,6 +215,15 @@ def _checked_row(name: str, row: Any, where: str) -> ProfileRow:
     return ProfileRow(row)
 
 
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_env_name(value: object) -> bool:
+    """Whether ``value`` can name an environment variable (a ``*_env`` field): a key pasted there
+    instead (``sk-ant-…``) is never one, and must not be echoed as a variable's name."""
+    return isinstance(value, str) and ENV_NAME.fullmatch(value) is not None
+
+
 def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:
     """An :class:`Endpoint` from a profile row, its ``*_env`` secrets read from ``environ`` now."""
     env = os.environ if environ is None else environ
@@ -225,7 +234,8 @@ def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, s
         if var:
             value = env.get(str(var), "").strip()
             if not value:
-                raise EndpointError(f"endpoint {name!r}: the environment variable {var} ({key}_env) is not set")
+                shown = var if is_env_name(var) else "(a value that names no variable, not shown: the key itself?)"
+                raise EndpointError(f"endpoint {name!r}: the environment variable {shown} ({key}_env) is not set")
             secret_env.append(str(var))
             return value
         return row.get(key) or None
@@ -302,5 +312,5 @@ def profile_key_sources(extra: Mapping[str, Any] | None = None) -> dict[str, str
     return found
 
 
-__all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "ProfileRow", "endpoint_from_row", "load_profiles",
-           "profile_files", "profile_key_sources", "profile_secret_env", "resolve_endpoint"]
+__all__ = ["ENDPOINTS_FILE", "KINDS", "Endpoint", "EndpointError", "ProfileRow", "endpoint_from_row", "is_env_name",
+           "load_profiles", "profile_files", "profile_key_sources", "profile_secret_env", "resolve_endpoint"]

@@ -78,6 +78,9 @@ class Live:
     them), so the line must not say there is no record beside the notebook."""
     without_session: bool = False
     """Headless, ``no_record``: a record begins with this prompt but its session folder was deleted."""
+    unfinished_here: str | None = None
+    """Headless, ``no_record``: the folder's session whose run of this prompt did not finish (a cell
+    timeout, an interrupt, the kernel killed): the line says so, not "a new or edited cell"."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
     gone: tuple[str, ...] = ()

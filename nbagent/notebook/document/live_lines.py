@@ -27,15 +27,7 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
     if decision.unfinished is not None:
         return UNFINISHED_RERUN_LINE.format(turn=decision.unfinished[0], before=decision.unfinished[1]), tag
     if decision.no_record:
-        if decision.ambiguous:
-            return ambiguous_line(decision.ambiguous), tag
-        if cell_ids:
-            return UNFINISHED_LINE, tag
-        if decision.gone:
-            return GONE_LINE.format(names=", ".join(decision.gone)), tag
-        if decision.without_session:
-            return NO_SESSION_LINE, tag
-        return (NO_MATCH_LINE if decision.records_here else NO_RECORD_LINE), tag
+        return _no_record_line(decision, cell_ids), tag
     if decision.new_question:
         return NEW_QUESTION_LINE, tag
     if decision.own_session:
@@ -49,6 +41,21 @@ def live_line(decision: Live, going_on: str | None, *, cell_ids: bool) -> tuple[
     if decision.notebook_only:
         return NOTEBOOK_ONLY_LINE.format(turns=decision.notebook_only), tag
     return None
+
+
+def _no_record_line(decision: Live, cell_ids: bool) -> str:
+    """Why a cell that might have been recorded has no record reachable here."""
+    if decision.ambiguous:
+        return ambiguous_line(decision.ambiguous)
+    if cell_ids:
+        return UNFINISHED_LINE
+    if decision.gone:
+        return GONE_LINE.format(names=", ".join(decision.gone))
+    if decision.without_session:
+        return NO_SESSION_LINE
+    if decision.unfinished_here:
+        return UNFINISHED_HEADLESS_LINE.format(session=decision.unfinished_here)
+    return NO_MATCH_LINE if decision.records_here else NO_RECORD_LINE
 
 
 UNSAFE_RECORD_LINE = ("ⓘ no replay and no record here: {problem} (a folder that came with the notebook may point "
@@ -74,6 +81,16 @@ UNFINISHED_LINE = ("ⓘ no recorded answer for this cell here: its last run did 
                    "short by a kernel restart, for instance), or its record was removed: asking the model.")
 """Where the front-end sends the cell's id and metadata (JupyterLab, Notebook 7): naming a missing
 folder or a front-end that sends no metadata would be untrue."""
+UNFINISHED_HEADLESS_LINE = ("ⓘ no recorded answer for this cell here: a run of this prompt in this folder "
+                            "(session {session} in .nbagent/, by this notebook or another one here) did not finish "
+                            "(cut short by a cell timeout, an interrupt, or its kernel killed or restarted), "
+                            "so it recorded no answer to replay: asking the model again, live. If a timeout cut it short, "
+                            "give the run more time (nbconvert/nbclient: --ExecutePreprocessor.timeout=600), or run the "
+                            "cell in JupyterLab or Notebook 7.")
+"""Headless, where the folder holds a run of this prompt that did not finish (no record began with it):
+the line said "a new or edited cell", or that there was no record beside the notebook. A run that did
+not finish names no notebook (its index, written when a turn ends, would), so the line does not say
+it was this one's: a copy of the notebook, or another with the same cell, finds that run too."""
 UNFINISHED_RERUN_LINE = ("ⓘ this cell's last run (turn {turn}) did not finish (■, Kernel > Interrupt, or a restart "
                          "while it ran) and recorded nothing; the answer it was run again after (turn {before}) is "
                          "not shown as current: asking the model.")
@@ -157,7 +174,8 @@ def show_other_settings(model: str | None, window: int | None, summary: Mapping[
 __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "EDITED_PROMPT_LINE", "GONE_LINE", "LIVE_LINE",
            "NEW_QUESTION_LINE", "NO_MATCH_LINE", "NO_SESSION_LINE", "NO_RECORD_LINE", "NOTEBOOK_ONLY_LINE", "OTHER_MODEL_LINE",
            "OTHER_WINDOW_LINE",
-           "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE", "UNFINISHED_LINE", "UNFINISHED_RERUN_LINE", "UNSAFE_RECORD_LINE",
+           "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE",
+           "UNFINISHED_HEADLESS_LINE", "UNFINISHED_LINE", "UNFINISHED_RERUN_LINE", "UNSAFE_RECORD_LINE",
            "ambiguous_line", "live_line", "other_model_line", "other_window_line", "show_line", "show_other_settings"]
 
 

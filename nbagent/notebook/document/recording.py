@@ -131,11 +131,13 @@ class RecordKeeper:
             save_index(self.root, ReplayIndex(session=name, notebook=notebook, provider=agent.provider.name,
                                               linked=link_signature(name, notebook)))
 
-    def earlier_spend(self, agent: Agent) -> Spent | None:
+    def earlier_spend(self, agent: Agent | None) -> Spent | None:
         """What this notebook's sessions of earlier kernels that no turn finished in spent (None:
-        none): a restart mid-prompt starts a new session, and money spent stays spent."""
+        none): a restart mid-prompt starts a new session, and money spent stays spent. ``agent``
+        None: this kernel has no session yet (every such session is earlier)."""
         notebook = self._recording_as()
-        return cut_short_spend(self.root, notebook, session_name(agent)) if notebook is not None else None
+        current = session_name(agent) if agent is not None else None
+        return cut_short_spend(self.root, notebook, current) if notebook is not None else None
 
     def earlier_not_signed(self, agent: Agent) -> int:
         """How many such sessions are not added: their link is not signed by this user's key (one

@@ -128,3 +128,27 @@ def test_a_cut_short_session_an_earlier_nbagent_linked_is_said_not_silently_drop
         said = _run(d, command)
         assert "by this notebook's earlier session" not in said, said
         assert "not added: 1 earlier session(s) linked to this notebook's name" in said, said
+
+
+def test_after_a_restart_mid_prompt_history_says_what_cost_adds_that_its_rows_leave_out(cut_short):
+    """``%agent history`` lists the new session's requests; ``%agent cost`` adds what the cut-short
+    session of this notebook spent. Was: the two disagreed with no word why (history's rows summed to
+    less than cost's total); now history says what cost adds and where it comes from."""
+    folder, d = cut_short
+    before, _ = _spent(folder)
+    _run(d, f"%%agent\n{PROMPT}")
+    history = _run(d, "%agent history")
+    assert (f"%agent cost also counts ${before:.4f} in 1 request(s) by this notebook's earlier session(s) that a "
+            "kernel restart or ■ cut short before a turn finished (not rows here") in history, history
+
+
+def test_history_before_any_cell_ran_again_says_what_the_cut_short_session_spent(cut_short):
+    """After the restart, before the agent cell runs again: history said only "no requests yet"
+    though the cut-short session of this notebook had spent money."""
+    folder, d = cut_short
+    before, _ = _spent(folder)
+
+    history = _run(d, "%agent history")
+
+    assert "no requests yet" in history, history
+    assert f"earlier session(s) spent ${before:.4f} in 1 request(s) before a kernel restart" in history, history
