@@ -259,7 +259,7 @@ def test_a_bad_option_in_the_first_cell_gets_an_error_reply(kernel_name, tmp_pat
             d.wait_done(d.execute("%load_ext nbagent"), 60)
         for line in ("--max-turns abc", "--bogus", "--notes -1"):
             run = d.execute(f"%%agent {line}\nhello")
-            d.wait_done(run, 5)
+            d.wait_done(run, 30)  # a loaded machine imports slowly; a hang would be a prompt nobody answers
             assert run.status == "error" and run.reply["content"]["ename"] == "UsageError"
     finally:
         d.close()
