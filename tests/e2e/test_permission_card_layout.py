@@ -9,7 +9,7 @@ And a narrow notebook (JupyterLab in a 900-pixel window, its file browser open: 
 550 pixels wide) squeezed Allow and Deny to their icons, the reason box out of the card, while
 "Allow always (this session)", the most permissive answer, stayed whole: the only label a user could
 read (newcomer pass 26). The buttons now keep their labels and the row wraps; so do the retry countdown's
-Retry now / Cancel.
+Retry now / Cancel, and Stop beside "waiting for the first token (1 s)" (it read "St…").
 """
 
 from __future__ import annotations
@@ -105,4 +105,18 @@ def test_retry_now_and_cancel_keep_their_labels_in_a_narrow_notebook(browser, la
     page.screenshot(path=str(SHOTS / "narrow_retry_countdown.png"))
     assert page.evaluate(_CLIPPED, "button.mod-danger") == []
     page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:interrupt'); }")
+    page.close()
+
+
+def test_stop_keeps_its_label_in_a_narrow_notebook(browser, lab) -> None:  # noqa: F811
+    page = _open(browser, lab, _put_notebook(lab, "narrow_stop.ipynb", "nbagent", [
+        "%load_ext nbagent\n%config AgentMagics.first_token_latency = 20", "%%agent\nWhat is 2 + 2?"]), "jupyterlab")
+    page.set_viewport_size({"width": 640, "height": 900})
+    _run_all(page)
+    stop = page.locator("button:has-text('Stop'):enabled").first
+    stop.wait_for(state="visible", timeout=90_000)
+    stop.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "narrow_stop.png"))
+    assert page.evaluate(_CLIPPED, "button.mod-warning") == []  # was "St…"
+    stop.click()
     page.close()
