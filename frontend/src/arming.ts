@@ -35,31 +35,10 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
                                   now: Clock = () => performance.now()): () => void {
   const shownAt = new WeakMap<Element, number>();
   const win = doc.defaultView as Window & typeof globalThis;
-  const places = new Map<HTMLButtonElement, Place | null>();
-  let checking: number | undefined;
-  const moved = (button: HTMLButtonElement): boolean => {
-    const was = places.get(button), is = placeOf(button, win);
-    return !!was && !!is && (Math.abs(was[0] - is[0]) > 1 || Math.abs(was[1] - is[1]) > 1);
-  };
-  const checkMoves = () => {
-    places.forEach((_place, button) => {
-      if (!button.isConnected || !stillOpen(button)) {
-        places.delete(button);
-      } else if (moved(button)) {
-        arm(button);
-      }
-    });
-    if (!places.size && checking !== undefined) {
-      win.clearInterval(checking);
-      checking = undefined;
-    }
-  };
+  const places = watchPlaces(win, button => arm(button));
   const arm = (button: HTMLButtonElement) => {
     shownAt.set(button, now());
-    places.set(button, placeOf(button, win));
-    if (checking === undefined && typeof win.setInterval === 'function') {
-      checking = win.setInterval(checkMoves, MOVE_CHECK_MS);
-    }
+    places.note(button);
     button.classList.add(ARMING_CLASS);
     if (!button.disabled) {
       button.disabled = true; // shows it is not yet active; a disabled button takes no click
@@ -104,7 +83,7 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
       return;
     }
     const at = shownAt.get(button);
-    if (at === undefined || moved(button as HTMLButtonElement)) {
+    if (at === undefined || places.moved(button as HTMLButtonElement)) {
       // On the page before the watch began, or moved since the last check (the click may be the
       // one aimed at what was there a moment before): it arms from now.
       arm(button as HTMLButtonElement);
@@ -116,12 +95,46 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
   };
   ACTIVATING.forEach(type => doc.addEventListener(type, stop, true));
   return () => {
-    if (checking !== undefined) {
-      win.clearInterval(checking);
-    }
+    places.stop();
     observer.disconnect();
     ACTIVATING.forEach(type => doc.removeEventListener(type, stop, true));
   };
+}
+
+/** Where each open Allow button was last seen; `onMove` for one that moved since, checked every
+ * MOVE_CHECK_MS while one is open (the interval stops when none is). */
+function watchPlaces(win: Window, onMove: (button: HTMLButtonElement) => void) {
+  const places = new Map<HTMLButtonElement, Place | null>();
+  let checking: number | undefined;
+  const moved = (button: HTMLButtonElement): boolean => {
+    const was = places.get(button), is = placeOf(button, win);
+    return !!was && !!is && (Math.abs(was[0] - is[0]) > 1 || Math.abs(was[1] - is[1]) > 1);
+  };
+  const stop = () => {
+    if (checking !== undefined) {
+      win.clearInterval(checking);
+      checking = undefined;
+    }
+  };
+  const check = () => {
+    places.forEach((_place, button) => {
+      if (!button.isConnected || !stillOpen(button)) {
+        places.delete(button);
+      } else if (moved(button)) {
+        onMove(button);
+      }
+    });
+    if (!places.size) {
+      stop();
+    }
+  };
+  const note = (button: HTMLButtonElement) => {
+    places.set(button, placeOf(button, win));
+    if (checking === undefined && typeof win.setInterval === 'function') {
+      checking = win.setInterval(check, MOVE_CHECK_MS);
+    }
+  };
+  return { note, moved, stop };
 }
 
 /** Where a button is in the page's content, whatever any box around it is scrolled to (scrolling
