@@ -34,8 +34,11 @@ def whole() -> w.Layout:
 
 
 def wrapping_row() -> w.Layout:
-    """A row of buttons that wraps when the notebook is narrower than the row, rather than squeeze them."""
-    return w.Layout(flex_flow="row wrap", row_gap="4px")
+    """A row of buttons that wraps when the notebook is narrower than the row, rather than squeeze them.
+
+    The buttons' own margins space the wrapped lines: ``row_gap`` is no Layout trait (never sent to
+    the page, and traitlets warns it will raise)."""
+    return w.Layout(flex_flow="row wrap")
 
 
 class PermissionPrompt:
