@@ -8,7 +8,10 @@
  * double-click interval, 500 ms). So each Allow button (class `nbagent-allow`, set by
  * nbagent/notebook/view/prompts.py) ignores activation for ARM_DELAY_MS after it is put on the
  * page, again each time it is put back (JupyterLab's windowed notebook re-attaches a cell scrolled
- * back into view). Deny is never delayed. Nothing here focuses a button.
+ * back into view), and again each time it moves on the page while its card waits: content above the
+ * card that grows or shrinks by a line moved a wrapped row's "Allow always" (or Allow) under a cursor
+ * resting on Deny, right below it (a narrow notebook wraps the row into a column). Deny is never
+ * delayed. Nothing here focuses a button.
  */
 
 export const ALLOW_CLASS = 'nbagent-allow';
@@ -20,15 +23,22 @@ export const ARM_DELAY_MS = 1000;
 /** The events that activate a button, by pointer or keyboard; each is stopped while it arms. */
 const ACTIVATING = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'keydown', 'keyup', 'keypress'];
 
+/** How often a waiting card's Allow buttons are checked for having moved (only while one is open). */
+export const MOVE_CHECK_MS = 100;
+
 type Clock = () => number;
+type Place = readonly [number, number];
 
 /** Watches `doc` for Allow buttons and keeps each inert for `delay` ms after it appears;
  * returns a function that stops watching. */
 export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
                                   now: Clock = () => performance.now()): () => void {
   const shownAt = new WeakMap<Element, number>();
+  const win = doc.defaultView as Window & typeof globalThis;
+  const places = watchPlaces(win, button => arm(button));
   const arm = (button: HTMLButtonElement) => {
     shownAt.set(button, now());
+    places.note(button);
     button.classList.add(ARMING_CLASS);
     if (!button.disabled) {
       button.disabled = true; // shows it is not yet active; a disabled button takes no click
@@ -50,7 +60,6 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
     }
     delete button.dataset.nbagentArmed;
   };
-  const win = doc.defaultView as Window & typeof globalThis;
   const observer = new win.MutationObserver(records => {
     for (const record of records) {
       record.addedNodes.forEach(node => {
@@ -74,8 +83,10 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
       return;
     }
     const at = shownAt.get(button);
-    if (at === undefined) {
-      arm(button as HTMLButtonElement); // on the page before the watch began: it arms from now
+    if (at === undefined || places.moved(button as HTMLButtonElement)) {
+      // On the page before the watch began, or moved since the last check (the click may be the
+      // one aimed at what was there a moment before): it arms from now.
+      arm(button as HTMLButtonElement);
     } else if (now() - at >= delay) {
       return;
     }
@@ -84,9 +95,61 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
   };
   ACTIVATING.forEach(type => doc.addEventListener(type, stop, true));
   return () => {
+    places.stop();
     observer.disconnect();
     ACTIVATING.forEach(type => doc.removeEventListener(type, stop, true));
   };
+}
+
+/** Where each open Allow button was last seen; `onMove` for one that moved since, checked every
+ * MOVE_CHECK_MS while one is open (the interval stops when none is). */
+function watchPlaces(win: Window, onMove: (button: HTMLButtonElement) => void) {
+  const places = new Map<HTMLButtonElement, Place | null>();
+  let checking: number | undefined;
+  const moved = (button: HTMLButtonElement): boolean => {
+    const was = places.get(button), is = placeOf(button, win);
+    return !!was && !!is && (Math.abs(was[0] - is[0]) > 1 || Math.abs(was[1] - is[1]) > 1);
+  };
+  const stop = () => {
+    if (checking !== undefined) {
+      win.clearInterval(checking);
+      checking = undefined;
+    }
+  };
+  const check = () => {
+    places.forEach((_place, button) => {
+      if (!button.isConnected || !stillOpen(button)) {
+        places.delete(button);
+      } else if (moved(button)) {
+        onMove(button);
+      }
+    });
+    if (!places.size) {
+      stop();
+    }
+  };
+  const note = (button: HTMLButtonElement) => {
+    places.set(button, placeOf(button, win));
+    if (checking === undefined && typeof win.setInterval === 'function') {
+      checking = win.setInterval(check, MOVE_CHECK_MS);
+    }
+  };
+  return { note, moved, stop };
+}
+
+/** Where a button is in the page's content, whatever any box around it is scrolled to (scrolling
+ * is not moving); null where there is no layout to ask. */
+function placeOf(button: HTMLElement, win: Window): Place | null {
+  if (typeof button.getBoundingClientRect !== 'function') {
+    return null;
+  }
+  const r = button.getBoundingClientRect();
+  let top = r.top + (win.scrollY || 0), left = r.left + (win.scrollX || 0);
+  for (let el = button.parentElement; el; el = el.parentElement) {
+    top += el.scrollTop;
+    left += el.scrollLeft;
+  }
+  return [top, left];
 }
 
 function allowButtonsIn(node: Element): HTMLButtonElement[] {

@@ -46,3 +46,77 @@ test('an Allow button whose timer fires a moment early by the clock is still ena
   assert.equal(allow.disabled, false);
   stop();
 });
+
+/** A page with layout: buttons report where they are, a scroll box holds them, events reach the guard. */
+function laidOutPage() {
+  const timers = [], intervals = [], listeners = {};
+  let observe;
+  const win = {
+    Element: FakeElement, HTMLButtonElement: FakeButton, scrollX: 0, scrollY: 0,
+    MutationObserver: class { constructor(cb) { observe = cb; } observe() {} disconnect() {} },
+    setTimeout: (fn, ms) => timers.push({ fn, ms }),
+    setInterval: fn => intervals.push(fn),
+    clearInterval: () => intervals.splice(0),
+  };
+  const doc = { defaultView: win, addEventListener: (type, fn) => { listeners[type] = fn; }, removeEventListener() {} };
+  const scroller = { scrollTop: 0, scrollLeft: 0, parentElement: null };
+  const button = () => {
+    const b = new FakeButton([ALLOW_CLASS]);
+    b.rect = { top: 500, left: 40 };
+    b.isConnected = true;
+    b.parentElement = scroller;
+    b.getBoundingClientRect = () => b.rect;
+    b.closest = sel => (sel === `.${ALLOW_CLASS}` ? b : null);
+    return b;
+  };
+  const click = target => {
+    const event = { target, stopped: false, preventDefault() {}, stopImmediatePropagation() { this.stopped = true; } };
+    listeners.click(event);
+    return event.stopped; // true: the guard swallowed it
+  };
+  return { doc, timers, intervals, scroller, button, click,
+           add: node => observe([{ type: 'childList', addedNodes: [node], target: doc }]) };
+}
+
+test('an armed Allow that moves (content above its card grew a line) is inert again, as if it had just appeared', () => {
+  const { doc, timers, intervals, button, click, add } = laidOutPage();
+  let clock = 0;
+  const stop = guardAllowButtons(doc, 1000, () => clock);
+  const allow = button();
+  add(allow);
+  clock = 1500;
+  while (timers.length) timers.shift().fn();
+  assert.equal(allow.disabled, false); // armed
+  allow.rect = { top: 520, left: 40 }; // the card moved 20 px down: Allow now where Deny was
+  assert.equal(click(allow), true); // a click at once (before any check) is swallowed
+  assert.equal(allow.disabled, true);
+  clock = 2000;
+  intervals[0](); // the periodic check: still where it moved to, nothing new
+  clock = 2600;
+  while (timers.length) timers.shift().fn();
+  assert.equal(allow.disabled, false);
+  assert.equal(click(allow), false); // a second later, a click allows
+  allow.rect = { top: 560, left: 40 }; // moves again, with nobody clicking
+  intervals[0]();
+  assert.equal(allow.disabled, true); // the check armed it anew
+  stop();
+});
+
+test('scrolling the notebook does not re-arm an Allow button: it did not move in the notebook', () => {
+  const { doc, timers, intervals, scroller, button, click, add } = laidOutPage();
+  let clock = 0;
+  const stop = guardAllowButtons(doc, 1000, () => clock);
+  const allow = button();
+  add(allow);
+  clock = 1500;
+  while (timers.length) timers.shift().fn();
+  scroller.scrollTop = 300;
+  allow.rect = { top: 200, left: 40 };
+  intervals[0]();
+  assert.equal(allow.disabled, false);
+  assert.equal(click(allow), false);
+  allow.isConnected = false; // gone from the page: no longer checked
+  intervals[0]();
+  assert.equal(intervals.length, 0);
+  stop();
+});

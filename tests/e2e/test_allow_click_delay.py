@@ -109,3 +109,39 @@ def _click_as_it_appears(page, card: int) -> dict:
     cards, pressed = page.evaluate("() => [window.__cards, window.__pressed]")
     assert len(cards) == card + 1 and pressed is not None
     return pressed
+
+
+# Something above the card grows by a line (text of a cell above, an output that updates): the card
+# moves down under a cursor that rests where it was.
+_GROW_ABOVE_CARD = """(px) => { const card = document.querySelector('.nbagent-prompt');
+  const line = document.createElement('div'); line.style.height = px + 'px';
+  card.parentElement.insertBefore(line, card); }"""
+
+
+@pytest.mark.parametrize("frontend, width", [("jupyterlab", 640), ("notebook", 360)])
+def test_a_click_aimed_at_deny_as_the_wrapped_card_moves_does_not_allow(browser, lab, frontend, width) -> None:  # noqa: F811
+    """In a narrow notebook the card's row wraps into a column: "Allow always" (JupyterLab, 640-px window,
+    file browser open) or Allow (Notebook 7, 360 px) sits right above Deny. Was: once Allow had armed,
+    a line of content above the card moved it under a cursor resting on Deny, and the click allowed."""
+    page = _open(browser, lab, _put_notebook(lab, f"moved_card_{frontend}_{width}.ipynb", "nbagent",
+                                             [SETUP, "%%agent\nWhat is 6 * 7?"]), frontend)
+    page.set_viewport_size({"width": width, "height": 800})
+    _run_all(page)
+    page.locator("button:text-is('Allow'):enabled").first.wait_for(timeout=90_000)  # armed
+    deny = page.locator("button:text-is('Deny')").first
+    deny.scroll_into_view_if_needed()
+    box = deny.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.evaluate(_GROW_ABOVE_CARD, 20)
+    under = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('button')?.innerText.trim()", [x, y])
+    assert under is not None and under.startswith("Allow"), f"the layout no longer puts Allow above Deny: {under!r}"
+    page.mouse.down()
+    page.mouse.up()
+    # Inert again (it moved), then armed a second later: the click above never reached the kernel.
+    page.locator("button:text-is('Allow'):enabled").first.wait_for(timeout=10_000)
+    page.locator("button:text-is('Deny')").first.click()
+    page.locator("text=✗ denied").first.wait_for(timeout=30_000)
+    assert page.locator("text=✓ allowed").count() == 0
+    page.close()

@@ -92,6 +92,10 @@ def _count(obj: object, key: str) -> int:
 _warned: set[str] = set()
 
 
+class UnpricedModelWarning(UserWarning):
+    """A request's model has no prices: its cost is unknown (shown as –), never guessed."""
+
+
 def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = None) -> float | None:
     """USD cost of one request, or ``None`` for a model with no known prices.
 
@@ -103,10 +107,13 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = N
     if info is None:
         if model not in _warned:
             _warned.add(model)
-            warnings.warn(
+            # Said as nbagent's, not at a line of its source: reached from deep in the agent loop
+            # (in a notebook, on the cell's own thread), any stacklevel pointed into nbagent, and a
+            # %%agent cell showed ".../engine/loop/completion.py:59" and that line's code, as a crash.
+            warnings.warn_explicit(
                 f"nbagent has no prices for model {model!r}; cost is shown as – (unknown). "
                 "Add them with prices={...} in the Agent's settings (see docs/models.md).",
-                stacklevel=2,
+                UnpricedModelWarning, filename="nbagent", lineno=0, module="nbagent", registry={},
             )
         return None
     (p_input, p_5m, p_1h, p_read, p_output), p_search, scale = _integer_prices(

@@ -14,6 +14,7 @@ import ipywidgets as w
 
 from ...display.html import esc
 from .. import waiting
+from .prompts import whole
 from .render import STYLE
 
 TICK_S = 0.5
@@ -28,8 +29,8 @@ class Activity:
         self.since = 0.0
         self._on_cancel = on_cancel
         self._label = w.HTML()
-        self.cancel_button = w.Button(description="Stop", button_style="warning", icon="stop",
-                                      layout=w.Layout(width="auto"))
+        # As wide as its label: beside a long "waiting for the first token (12 s)" it read "St…".
+        self.cancel_button = w.Button(description="Stop", button_style="warning", icon="stop", layout=whole())
         self.cancel_button.on_click(lambda _b: self.cancel())
         # The nbagent kernel's fast path: Stop acts even while the model's code blocks the main thread.
         waiting.register_action(self.cancel_button.model_id, self.cancel)

@@ -27,6 +27,20 @@ RUN_CLASS = "nbagent-run"
 """The CSS class of a running agent view's box (the front-end's bridge looks for it)."""
 
 
+def whole() -> w.Layout:
+    """A button's layout in a row that may be narrow: its width is its label's, never less (the row
+    wraps: :func:`wrapping_row`)."""
+    return w.Layout(width="auto", flex="0 0 auto")
+
+
+def wrapping_row() -> w.Layout:
+    """A row of buttons that wraps when the notebook is narrower than the row, rather than squeeze them.
+
+    The buttons' own margins space the wrapped lines: ``row_gap`` is no Layout trait (never sent to
+    the page, and traitlets warns it will raise)."""
+    return w.Layout(flex_flow="row wrap")
+
+
 class PermissionPrompt:
     """Allow / Allow always (this session) / Deny (+ reason), resolved once from any thread."""
 
@@ -41,23 +55,28 @@ class PermissionPrompt:
         if reason_asked:
             ask += f' <span style="{STYLE["muted"]}">({esc(reveal_hidden_words(reason_asked)[0])})</span>'
         self._question = w.HTML(ask)
-        self.allow_button = w.Button(description="Allow", button_style="success", icon="check")
+        # Each button as wide as its label, never squeezed (flex 0 0 auto): in a narrow notebook the
+        # row squeezed Allow and Deny to their icons while "Allow always", the most permissive answer,
+        # stayed the one label a user could read. The row wraps instead.
+        self.allow_button = w.Button(description="Allow", button_style="success", icon="check", layout=whole())
         self.always_button = w.Button(description="Allow always (this session)", button_style="info",
-                                      layout=w.Layout(width="auto", min_width="210px"))  # never cut off
-        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
+                                      layout=whole())
+        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times", layout=whole())
         # continuous_update=False: the box syncs its whole value once, on Enter or when it loses
         # focus (pressing Deny blurs it first). Per keystroke, ipywidgets sends one update and
         # holds the rest until the kernel acknowledges it, which a running cell does not do: the
         # kernel got only the first character ("denied: N").
         self.reason = w.Text(placeholder="reason for denying (optional, sent to the model; Enter denies)",
-                             continuous_update=False, layout=w.Layout(width="50%"))
+                             continuous_update=False,
+                             layout=w.Layout(width="auto", flex="1 1 240px", min_width="200px"))
         self._status = w.HTML()
         self.allow_button.on_click(lambda _b: self.allow())
         self.always_button.on_click(lambda _b: self.allow_always())
         self.deny_button.on_click(lambda _b: self.deny())
         self.widget = w.VBox([
             self._question,
-            w.HBox([self.allow_button, self.always_button, self.deny_button, self.reason]),
+            w.HBox([self.allow_button, self.always_button, self.deny_button, self.reason],
+                   layout=wrapping_row()),
             self._status,
         ])
         # The front-end retires a prompt whose kernel restarted or stopped (frontend/src/prompts.ts):

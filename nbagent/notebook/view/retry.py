@@ -18,6 +18,7 @@ from ...display.format import status_text
 from ...display.html import esc
 from ...engine.contracts import events as ev
 from .. import waiting
+from .prompts import whole, wrapping_row
 from .render import STYLE
 
 
@@ -39,11 +40,13 @@ class RetryStatus:
                                         bar_style="warning", layout=w.Layout(width="40%"))
         self.is_rate_wait = getattr(event, "kind", "") == "rate_limit_wait"
         self._style = STYLE["muted"] if self.is_rate_wait else STYLE["warn"]
-        self.retry_button = w.Button(description="Send now" if self.is_rate_wait else "Retry now", icon="redo")
-        self.cancel_button = w.Button(description="Cancel", button_style="danger")
+        self.retry_button = w.Button(description="Send now" if self.is_rate_wait else "Retry now", icon="redo",
+                                     layout=whole())
+        self.cancel_button = w.Button(description="Cancel", button_style="danger", layout=whole())
         self.retry_button.on_click(lambda _b: self.retry_now())
         self.cancel_button.on_click(lambda _b: self.cancel())
-        self.widget = w.VBox([self._label, w.HBox([self.progress, self.retry_button, self.cancel_button])])
+        self.widget = w.VBox([self._label, w.HBox([self.progress, self.retry_button, self.cancel_button],
+                                                               layout=wrapping_row())])
         self.tick()
 
     def retry_now(self) -> None:
@@ -121,13 +124,14 @@ class FailurePrompt:
         if event.request_id:
             self.headline += f" [request id {event.request_id}]"
         self._label = w.HTML(f'<div style="{STYLE["error"]}">{esc(self.headline)}</div>')
-        self._buttons = w.HBox()
+        self._buttons = w.HBox(layout=wrapping_row())  # Retry / Cancel keep their labels in a narrow notebook
         self._status = w.HTML()
-        self.retry_button = w.Button(description="Retry", icon="redo", button_style="warning")
+        self.retry_button = w.Button(description="Retry", icon="redo", button_style="warning", layout=whole())
         # Its tooltip tells it from the retry countdown's Cancel, for an unattended run to press
         # (``autorun.CANCEL_FAILED``): pressing that one would end an automatic retry that may succeed.
-        self.cancel_button = w.Button(description="Cancel", button_style="danger", tooltip=CANCEL_FAILED_TOOLTIP)
-        self.new_session_button = w.Button(description="Start new session", layout=w.Layout(width="auto"))
+        self.cancel_button = w.Button(description="Cancel", button_style="danger", tooltip=CANCEL_FAILED_TOOLTIP,
+                                       layout=whole())
+        self.new_session_button = w.Button(description="Start new session", layout=whole())
         self.retry_button.on_click(lambda _b: self.retry())
         self.cancel_button.on_click(lambda _b: self.cancel())
         self.new_session_button.on_click(lambda _b: self.new_session())
