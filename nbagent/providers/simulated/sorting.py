@@ -17,6 +17,10 @@ SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<r
 """"Sort `orders` by price", "sorted by the price in descending order"."""
 # "by price and quantity", "by region, price and units": keys listed after the first (each must be a column)
 _LISTED = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:the\s+)?(\w+)", re.I)
+# a key's own direction said before the next listed key ("by price, largest first, and quantity")
+_KEY_ORDER = re.compile(r"\s*,?\s*(?:in\s+)?(?:(?:desc|asc)\w*|(?:de|in)creasing|reversed?"
+                        r"|(?:highest|largest|biggest|most|newest|latest|lowest|smallest|least|oldest|youngest"
+                        r"|earliest)\s+first|(?:from\s+)?\w+\s+to\s+\w+)(?:\s+order)?(?=\s*(?:,|\band\b))", re.I)
 _THEN_BY = re.compile(r"\b(?:then|and\s+then|and)\s+by\s+(?:the\s+)?(\w+)", re.I)
 _DESCENDING = re.compile(r"\b(?<!not )(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
                          r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest)"
@@ -49,7 +53,8 @@ def _keys(frame: Frame, first: str, rest: str) -> list[tuple[str, bool]] | str:
     (up to the next key). Listed keys with no words of their own share the list's last direction
     ("by price and quantity, descending": both)."""
     found, bounds, pos = [(first, 0)], [], 0
-    while (m := _LISTED.match(rest, pos)) and (col := matches(m.group(1), frame.columns)) is not None:
+    while (m := _listed_key(frame, rest, pos)) is not None:
+        col = matches(m.group(1), frame.columns) or ""
         bounds.append(m.start())
         found.append((col, m.end()))
         pos = m.end()
@@ -66,6 +71,16 @@ def _keys(frame: Frame, first: str, rest: str) -> list[tuple[str, bool]] | str:
         if not words[i].strip(" ,"):
             words[i] = words[i + 1]
     return [(col, _descending(col, said)) for (col, _), said in zip(found, words, strict=True)]
+
+
+def _listed_key(frame: Frame, rest: str, pos: int) -> re.Match[str] | None:
+    """The next key listed at ``pos`` ("and quantity"), maybe after the previous key's own
+    direction (", largest first, and quantity"); None when no column is listed there."""
+    m = _LISTED.match(rest, pos)
+    if m is None or matches(m.group(1), frame.columns) is None:
+        said = _KEY_ORDER.match(rest, pos)
+        m = _LISTED.match(rest, said.end()) if said else None
+    return m if m is not None and matches(m.group(1), frame.columns) is not None else None
 
 
 def _sort_code(name: str, keys: list[tuple[str, bool]]) -> str:
