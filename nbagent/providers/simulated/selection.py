@@ -138,10 +138,28 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
         code = f"({mask}).groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
         return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
                      reads=lambda out: _per_group_said(frame.name, what, by, out))]
+    counted = _counted_column(frame, text)
+    if counted is not None and frame.dtypes is None and not frame.looked:
+        return [frame.look(quiet=True)]  # a number column ("how many units …") is no one to count
+    if counted is not None and counted not in frame.numeric():  # "how many customers have price above 10": distinct customers, not rows
+        code = f"{frame.name}.loc[{mask}, {literal(counted)}].nunique()"
+        return [Step("python", {"code": code}, f"count the distinct {counted} values of the rows with {what}",
+                     reads=lambda out: None if (n := readers.number(out)) is None
+                     else f"{int(n):,} distinct {counted} values of `{frame.name}` have a row with {what}")]
     code = f"({mask}).sum()"
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
                  reads=lambda out: None if (n := readers.number(out)) is None
                  else f"{_rows(int(n), frame.name)} {what}")]
+
+
+_COUNTED = re.compile(r"\bhow many\s+(?:different\s+|distinct\s+|unique\s+)?(\w+)", re.I)
+
+
+def _counted_column(frame: Frame, text: str) -> str | None:
+    """The column "how many customers …" counts (its distinct values), None for rows ("how many
+    rows", "how many orders" of a frame called orders)."""
+    m = _COUNTED.search(text)
+    return matches(m.group(1), frame.columns) if m else None
 
 
 _PER_GROUP = re.compile(r"\b(?:each|per|every|by)\s+(\w+)", re.I)

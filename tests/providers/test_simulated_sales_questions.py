@@ -1,0 +1,37 @@
+"""The offline model on everyday questions of a small sales frame, each cell run on the live frame
+and its answer checked against what a person computes with pandas: distinct values counted (not
+rows), text conditions, orders ranked by their amount, dates read from text, ties said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .test_simulated_rule_code import agent_with, codes_and_answer
+
+SALES = pd.DataFrame({
+    "customer": ["ann", "bob", "ann", "cy", "bob", "dee", "ann"],
+    "region": ["North", "South", "North", "East", "South", "North", "West"],
+    "price": [12.0, 8.0, 15.0, 30.0, 12.0, 5.0, 9.0],
+    "quantity": [2, 5, 1, 1, 3, 10, 4],
+    "date": ["2024-01-05", "2024-02-10", "2024-03-01", "2023-12-20", "2024-02-28", "2024-01-15", "2024-03-10"],
+})
+"""Dates as text, as ``pd.read_csv`` reads them; four rows have price above 10, of three customers."""
+
+
+async def test_how_many_customers_meet_a_condition_counts_distinct_customers(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many customers in `sales` have price above 10?")
+    # main: (sales["price"] > 10).sum(), 4: the rows, ann counted twice
+    assert codes[-1] == 'sales.loc[sales["price"] > 10, "customer"].nunique()'
+    expected = SALES.loc[SALES["price"] > 10, "customer"].nunique()
+    assert expected == 3
+    assert f"{expected} distinct customer values of `sales` have a row with price > 10" in answer
+
+
+async def test_how_many_rows_meet_a_condition_still_counts_rows(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many rows of `sales` have price above 10?")
+    assert codes == ['(sales["price"] > 10).sum()']
+    assert "4 rows of `sales` have price > 10" in answer
