@@ -35,3 +35,29 @@ async def test_how_many_rows_meet_a_condition_still_counts_rows(tmp_path: Path) 
     codes, answer = await codes_and_answer(agent, "How many rows of `sales` have price above 10?")
     assert codes == ['(sales["price"] > 10).sum()']
     assert "4 rows of `sales` have price > 10" in answer
+
+
+def _spent_per_order() -> pd.Series:
+    return SALES["price"] * SALES["quantity"]
+
+
+async def test_the_most_paid_orders_are_orders_ranked_by_their_amount(tmp_path: Path) -> None:
+    sales = SALES.copy()
+    agent = agent_with({"sales": sales}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What are the 3 most paid orders in `sales`?")
+    # main: each customer's total spent (bob 76), said as "`sales.assign(…)` has no 3 column, so I grouped by customer"
+    assert codes[-1] == 'sales.assign(spent=sales["price"] * sales["quantity"]).nlargest(3, "spent")'
+    assert answer.startswith("(simulated model) the top 3 rows of `sales` by spent, largest first "
+                             "(spent being price × quantity).")
+    shown = answer.split("```")[1]
+    top = _spent_per_order().nlargest(3)
+    assert list(top) == [50.0, 40.0, 36.0]
+    assert all(f"{v:.1f}" in shown for v in top) and "20.0" not in shown  # ann's 12 × 2 is not among them
+    pd.testing.assert_frame_equal(sales, SALES)  # the user's frame gets no column
+
+
+async def test_which_customer_paid_the_most_still_totals_each_customer(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, "Which customer paid the most in `sales`?")
+    assert codes[-1] == ('(sales.assign(spent=sales["price"] * sales["quantity"])\n'
+                         ' .groupby("customer")["spent"].sum().sort_values(ascending=False))')

@@ -14,7 +14,7 @@ from typing import Callable
 from . import readers, selection, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
-from .derived import spends, with_spent
+from .derived import PAID_ROWS, paid_rows, spends, with_spent
 from .groups import GROUP, largest_group, rows_counted
 from .step import Step
 
@@ -55,6 +55,8 @@ def intents(prompt: str) -> list[str]:
             found.remove("shape")
     if "how_many" in found and {"rows_where", "unique", "shape"} & set(found):  # a count asked more precisely
         found.remove("how_many")
+    if "paid_rows" in found:  # "the 3 most paid orders": rows ranked by their amount, not each customer's
+        found = [f for f in found if f not in ("largest_group", "top_rows", "first_rows")]
     if "top_rows" in found:  # "the top 3 rows by revenue" are rows, not a group called "rows"
         found = [f for f in found if f not in ("largest_group", "sorted")]
     if "first_rows" in found and {"sorted", "top_rows"} & set(found):  # the sort's (ranking's) own rows
@@ -182,6 +184,7 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
     "shape": (_SHAPE, _shape),
     "columns": (_COLUMNS, _columns),
     "describe": (_DESCRIBE, _describe),
+    "paid_rows": (PAID_ROWS, paid_rows),
     "largest_group": (GROUP, largest_group),
     "missing": (_MISSING, _missing),
     "filled": (selection.FILLED, selection.filled),
@@ -192,7 +195,7 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
+SHOWS_ROWS = frozenset({"paid_rows", "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
 
