@@ -52,7 +52,7 @@ async def test_the_most_paid_orders_are_orders_ranked_by_their_amount(tmp_path: 
     shown = answer.split("```")[1]
     top = _spent_per_order().nlargest(3)
     assert list(top) == [50.0, 40.0, 36.0]
-    assert all(f"{v:.1f}" in shown for v in top) and "20.0" not in shown  # ann's 12 × 2 is not among them
+    assert all(f"{v:.1f}" in shown for v in top) and "24.0" not in shown  # ann's 12 × 2 is not among them
     pd.testing.assert_frame_equal(sales, SALES)  # the user's frame gets no column
 
 
