@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from .test_simulated_rule_code import agent_with, codes_and_answer
 
@@ -61,3 +62,38 @@ async def test_which_customer_paid_the_most_still_totals_each_customer(tmp_path:
     codes, _ = await codes_and_answer(agent, "Which customer paid the most in `sales`?")
     assert codes[-1] == ('(sales.assign(spent=sales["price"] * sales["quantity"])\n'
                          ' .groupby("customer")["spent"].sum().sort_values(ascending=False))')
+
+
+@pytest.mark.parametrize(("prompt", "code", "rows"), [
+    ("Show `sales` where region is North", 'sales[sales["region"] == "North"]', SALES["region"] == "North"),
+    ("Show the rows of `sales` where customer contains 'a'", 'sales[sales["customer"].str.contains("a", na=False)]',
+     SALES["customer"].str.contains("a")),
+    ("List `sales` whose customer starts with b", 'sales[sales["customer"].str.startswith("b", na=False)]',
+     SALES["customer"].str.startswith("b")),
+    ("Show `sales` where region is not North", 'sales[sales["region"] != "North"]', SALES["region"] != "North"),
+])
+async def test_a_condition_on_a_text_column_selects_its_rows(tmp_path: Path, prompt: str, code: str,
+                                                              rows: pd.Series) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    # main: sales.head(), the first 5 rows whatever the condition
+    assert codes == [code]
+    assert answer.startswith(f"(simulated model) {rows.sum()} rows of `sales` have ")
+    shown = answer.split("```")[1]
+    assert all(f"\n{i} " in shown for i in SALES.index[rows]) and not any(f"\n{i} " in shown for i in SALES.index[~rows])
+
+
+async def test_a_text_condition_with_a_missing_value_still_selects(tmp_path: Path) -> None:
+    gappy = SALES.copy()
+    gappy.loc[1, "customer"] = None
+    agent = agent_with({"sales": gappy}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show the rows of `sales` where customer contains 'b'")
+    assert codes == ['sales[sales["customer"].str.contains("b", na=False)]']
+    assert answer.startswith("(simulated model) 1 row of `sales` has customer containing \"b\"")
+
+
+async def test_how_many_rows_meet_a_text_condition(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many orders in `sales` where region is North?")
+    assert codes == ['(sales["region"] == "North").sum()']
+    assert "3 rows of `sales` have region == \"North\"" in answer

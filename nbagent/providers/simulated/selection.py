@@ -16,6 +16,7 @@ from typing import NamedTuple
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
 from .step import Step
+from .text_conditions import TEXT_CONDITION, text_condition
 
 # "50k" is 50,000; any other letter on the number ("20x", "3rd") makes it no condition, not the
 # number before it ("salary above 50k" was salary > 50). A comma before three digits groups
@@ -27,11 +28,14 @@ _CONDITION = (r"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more t
 # long prompt with many "how many" costs linear time, not a rescan of the rest per "how many".
 # A second condition joined to the first ("units at least 3 and revenue above 100"): both apply.
 _AND = re.compile(rf"\s*,?\s*(and|or)\s+(?:the\s+|a\s+|its\s+|their\s+)?{_CONDITION}", re.I)
-ROWS_WHERE = re.compile(rf"\bhow many\b[^.?!\n]{{0,200}}?{_CONDITION}", re.I)
-""""How many rows have price above 20": a count of the rows meeting a condition, not the frame's shape."""
-ROWS_SHOWN = re.compile(rf"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{{0,200}}?{_CONDITION}",
-                        re.I)
-""""Show the orders with price above 20", "which rows have quantity at least 5": the rows themselves."""
+_HOW_MANY = r"\bhow many\b[^.?!\n]{0,200}?"
+_SHOW = r"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{0,200}?"
+ROWS_WHERE = re.compile(rf"{_HOW_MANY}(?:{_CONDITION}|{TEXT_CONDITION})", re.I)
+""""How many rows have price above 20", "… where region is North": a count of the rows meeting a
+condition, not the frame's shape."""
+ROWS_SHOWN = re.compile(rf"{_SHOW}(?:{_CONDITION}|{TEXT_CONDITION})", re.I)
+""""Show the orders with price above 20", "which rows have quantity at least 5", "the orders where
+region is North": the rows themselves."""
 # Words before "fill" in its sentence that do not ask for it: a negation ("don't fill …", "without
 # filling") or a question about it ("should I fill …", "how would I fill …"): the frame is the
 # user's, changed only when they ask for the change ("can you fill …", "please fill …" do).
@@ -43,7 +47,7 @@ FILLED = re.compile(rf"(?:^|(?<=[.?!\n]))(?:(?!\b{_NOT_ASKED}\b)[^.?!\n])*?"
                     r"[^.?!\n]{0,80}?\bwith\s+(?:the\s+|a\s+|its\s+|their\s+)?(?:column'?s?\s+)?"
                     r"(?P<how>mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
 """"Fill the missing prices with the median": missing values filled; not "don't fill …", nor "should I fill …"."""
-_ANYWHERE = re.compile(_CONDITION, re.I)
+_ANYWHERE = re.compile(rf"(?:{_CONDITION}|{TEXT_CONDITION})", re.I)
 _SENTENCE_END = re.compile(r"[.?!;](?!\d)|\n")
 _ROWS_ASKED = re.compile(r"\b(?:how many|show|list|display|give me|filter|select|count)\b", re.I)
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
@@ -71,6 +75,9 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition
     both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
     text = without_frame(frame.name, prompt, frame.columns)
     m = pattern.search(text)
+    if m is not None and m.group(1) is None and m.group("col") is not None:  # "where region is North"
+        said = text_condition(frame.name, matches(m.group("col"), frame.columns), m)
+        return frame.no_column("to compare") if said is None else Condition(*said)
     col = matches(m.group(1), frame.columns) if m else None
     if m is None or col is None:
         return frame.no_column("to compare")
