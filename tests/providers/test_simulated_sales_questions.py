@@ -97,3 +97,19 @@ async def test_how_many_rows_meet_a_text_condition(tmp_path: Path) -> None:
     codes, answer = await codes_and_answer(agent, "How many orders in `sales` where region is North?")
     assert codes == ['(sales["region"] == "North").sum()']
     assert "3 rows of `sales` have region == \"North\"" in answer
+
+
+async def test_what_the_selected_rows_spent_is_computed_on_those_rows(tmp_path: Path) -> None:
+    sales = SALES.copy()
+    agent = agent_with({"sales": sales}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer spent the most for quantity above 1 in `sales`?")
+    # main: sales[sales["quantity"] > 1].assign(spent=sales["price"] * sales["quantity"]): the whole
+    # frame's columns, right only because assign aligns them on the index
+    assert codes[-1] == ('sales_selected = sales[sales["quantity"] > 1]\n'
+                         '(sales_selected.assign(spent=sales_selected["price"] * sales_selected["quantity"])\n'
+                         ' .groupby("customer")["spent"].sum().sort_values(ascending=False))')
+    chosen = SALES[SALES["quantity"] > 1]
+    best = (chosen["price"] * chosen["quantity"]).groupby(chosen["customer"]).sum().sort_values(ascending=False)
+    assert f"{best.index[0]} has the largest total spent ({best.iloc[0]:,.2f}) by customer, among the rows with " \
+           "quantity > 1, spent being price × quantity." in answer
+    pd.testing.assert_frame_equal(sales, SALES)

@@ -49,7 +49,6 @@ def with_spent(frame: Frame, prompt: str) -> Spent | None:
     quantity = next((c for c in numeric if _QUANTITIES.match(c)), None)
     if price is None or quantity is None or _names_a_number(frame, prompt):
         return None
-    # the whole frame's columns: ``assign`` aligns them on the index, so a selection of rows takes its own
     return Spent(f"{column(frame.name, price)} * {column(frame.name, quantity)}", f"spent being {price} × {quantity}")
 
 

@@ -214,8 +214,17 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     spent = with_spent(frame, prompt if rows is None else about)  # a condition's column is not what was spent
     if rows is None and spent is None:
         return made
-    if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
+    setup = ""
+    if rows is not None and spent is not None:
+        # what those rows spent, written on them as a person would (not the whole frame's columns,
+        # right only by index alignment)
+        selected = f"{frame.name}_selected"  # not a plain "selected": the user may have one
+        setup = f"{selected} = {frame.name}[{rows.mask}]\n"
+        frame = replace(frame, name=selected)
+        spent = with_spent(frame, about) or spent
+    elif rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
         frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
+    if rows is not None:
         notes.append(f"among the rows with {rows.said}")
     if spent is not None:  # "which customer spent the most": price × quantity, not the prices
         frame = replace(frame, name=f"{frame.name}.assign(spent={spent.code})", columns=(*frame.columns, "spent"),
@@ -226,7 +235,14 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     within = _SKILLS[intent][1](frame, about)
     if isinstance(within, str):
         return within
-    return [_chained(_saying(step, ", ".join(notes)), frame.name) for step in within]
+    return [_after(setup, _chained(_saying(step, ", ".join(notes)), frame.name)) for step in within]
+
+
+def _after(setup: str, step: Step) -> Step:
+    """``step`` whose code runs after ``setup`` (a line naming the selected rows), in the same cell."""
+    if not setup or "code" not in step.input:
+        return step
+    return replace(step, input={**step.input, "code": f"{setup}{step.input['code']}"})
 
 
 def _chained(step: Step, source: str) -> Step:
