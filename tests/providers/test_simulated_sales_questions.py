@@ -113,3 +113,30 @@ async def test_what_the_selected_rows_spent_is_computed_on_those_rows(tmp_path: 
     assert f"{best.index[0]} has the largest total spent ({best.iloc[0]:,.2f}) by customer, among the rows with " \
            "quantity > 1, spent being price × quantity." in answer
     pd.testing.assert_frame_equal(sales, SALES)
+
+
+async def test_the_most_recent_orders_read_a_csvs_date_text_as_dates(tmp_path: Path) -> None:
+    sales = SALES.copy()
+    agent = agent_with({"sales": sales}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show the 3 most recent orders in `sales`")
+    # main: "I found no age or date column in `sales` to tell the most recent rows by."
+    assert codes[-1] == 'import pandas as pd\n\nsales.assign(date=pd.to_datetime(sales["date"])).nlargest(3, "date")'
+    assert answer.startswith("(simulated model) the 3 most recent rows of `sales` by date (reading `date`, which "
+                             "holds text, as dates).")
+    shown = answer.split("```")[1]
+    latest = pd.to_datetime(SALES["date"]).nlargest(3)
+    assert [shown.index(f"\n{i} ") for i in latest.index] == sorted(shown.index(f"\n{i} ") for i in latest.index)
+    assert shown.count("\n") == 3 + 3  # [result], the header, 3 rows
+    pd.testing.assert_frame_equal(sales, SALES)  # parsed in the expression, the user's column still text
+
+
+@pytest.mark.parametrize(("prompt", "row"), [("What is the latest order in `sales`?", 6),
+                                             ("Which is the oldest order in `sales`?", 3)])
+async def test_the_latest_and_the_oldest_order_are_one_row_each(tmp_path: Path, prompt: str, row: int) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    # main: sales.head() (no question understood)
+    assert codes[-1].startswith("import pandas as pd\n\nsales.assign(date=pd.to_datetime(sales[\"date\"])).n")
+    assert codes[-1].endswith('(1, "date", keep="all")')
+    shown = answer.split("```")[1]
+    assert f"\n{row} " in shown and SALES.loc[row, "date"] in shown and shown.count("\n") == 4

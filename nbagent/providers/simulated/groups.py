@@ -175,8 +175,7 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
         return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
     dates = frame.dates()
     # A CSV's dates are read as text ("object"): a column named like a date is parsed where it is used.
-    ranked = [(rank, c) for c in frame.text() if (rank := _date_rank(c)) is not None]
-    texts = [c for _, c in sorted(ranked, key=lambda r: r[0])] if not dates else []
+    texts = text_dates(frame) if not dates else []
     values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
     label = next(w for w, code in _PERIODS.items() if code == period)
     if not (dates or texts) or not (values or order.counted):
@@ -199,6 +198,12 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
 # not a name that merely contains one ("validated", "weekday", "holiday").
 _NOT_DATES = frozenset({"of", "week", "name", "type", "count", "number", "num", "id", "flag", "label"})
 _DATE_WORDS = ("date", "datetime", "timestamp", "time", "ts", "dt", "at", "on", "day", "month", "year")
+
+
+def text_dates(frame: Frame) -> list[str]:
+    """The text columns whose names say they hold dates (a CSV's dates are read as text), surest first."""
+    ranked = [(rank, c) for c in frame.text() if (rank := _date_rank(c)) is not None]
+    return [c for _, c in sorted(ranked, key=lambda r: r[0])]
 
 
 def _date_rank(name: str) -> int | None:
