@@ -140,3 +140,24 @@ async def test_the_latest_and_the_oldest_order_are_one_row_each(tmp_path: Path, 
     assert codes[-1].endswith('(1, "date", keep="all")')
     shown = answer.split("```")[1]
     assert f"\n{row} " in shown and SALES.loc[row, "date"] in shown and shown.count("\n") == 4
+
+
+TIED = pd.DataFrame({"customer": ["ann", "bob", "cy", "ann"], "price": [10.0, 20.0, 20.0, 10.0], "quantity": [1, 1, 1, 1]})
+"""bob and cy tie for the dearest order; ann, bob and cy for the largest total price."""
+
+
+@pytest.mark.parametrize(("prompt", "code", "said"), [
+    ("Show the top 1 rows of `sales` by price", 'sales.nlargest(1, "price", keep="all")',
+     "2 rows of `sales` tie for the largest price"),
+    ("Show the top 1 customer by price in `sales`", 'sales.groupby("customer")["price"].sum().nlargest(1, keep="all")',
+     "ann, bob and cy tie for the largest total price (20.00) by customer"),
+    ("Show the most paid order in `sales`",
+     'sales.assign(spent=sales["price"] * sales["quantity"]).nlargest(1, "spent", keep="all")',
+     "2 rows of `sales` tie for the top by spent (spent being price × quantity)"),
+])
+async def test_the_top_one_shows_every_row_tied_with_it(tmp_path: Path, prompt: str, code: str, said: str) -> None:
+    agent = agent_with({"sales": TIED.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    # main: nlargest(1, …): one of the tied, the others hidden; the answer said nothing of a tie
+    assert codes[-1] == code
+    assert said in answer

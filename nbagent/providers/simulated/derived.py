@@ -69,10 +69,10 @@ def _names_a_number(frame: Frame, prompt: str) -> bool:
 # rows; of a frame called sales, "the most paid orders" are its rows too)
 PAID_ROWS = re.compile(
     r"\b(?:(\d{1,3})\s+)?(?P<most>most|least|highest|lowest|largest|smallest|biggest)[\s-]+(?:paid|spent|spending)"
-    r"\s+(?:rows|records|entries|orders|purchases|sales|transactions|lines|items)\b"
-    r"|\b(?:top|bottom)\s+(\d{1,3})\s+(?:rows|records|entries|orders|purchases|sales|transactions|lines|items)"
+    r"\s+(?:rows?|records?|entry|entries|orders?|purchases?|sales?|transactions?|lines?|items?)\b"
+    r"|\b(?:top|bottom)\s+(\d{1,3})\s+(?:rows?|records?|entry|entries|orders?|purchases?|sales?|transactions?|lines?|items?)"
     r"\s+by\s+(?:the\s+)?(?:amount\s+|total\s+)?(?:paid|spent|spending)\b"
-    r"|\b(?:which|what)\s+(?:(\d{1,3})\s+)?(?:rows|records|entries|orders|purchases|sales|transactions|lines|items)"
+    r"|\b(?:which|what)\s+(?:(\d{1,3})\s+)?(?:rows?|records?|entry|entries|orders?|purchases?|sales?|transactions?|lines?|items?)"
     r"\s+(?:paid|spent|cost)\s+(?:the\s+)?(?P<most3>most|least)\b",
     re.I)
 
@@ -93,13 +93,27 @@ def paid_rows(frame: Frame, prompt: str) -> list[Step] | str:
     smallest = (m.group("most") or m.group("most3") or "").lower() in ("least", "lowest", "smallest") \
         or m.group(0).lower().startswith("bottom")
     n = next((int(g) for g in (m.group(1), m.group(3), m.group(4)) if g), None)
+    if n is None and _ONE_ROW.search(m.group(0)):  # "the most paid order": one (and any tied with it)
+        n = 1
+    ties = ', keep="all"' if n == 1 else ""  # "the top 1": those tied with it too
     ranked = (f".sort_values({literal(col)}{'' if smallest else ', ascending=False'})" if n is None
-              else f".{'nsmallest' if smallest else 'nlargest'}({n}, {literal(col)})")
+              else f".{'nsmallest' if smallest else 'nlargest'}({n}, {literal(col)}{ties})")
     code = f"{source}{ranked}" if len(source + ranked) <= 100 else f"({source}\n {ranked})"  # as people break it
     first = f"{col}, {'smallest' if smallest else 'largest'} first" + (f" ({spent.said})" if spent else "")
     return [Step("python", {"code": code}, f"rank the rows of `{frame.name}` by {first}",
-                 reads=lambda out: None if (got := readers.frame_rows(out)) is None
-                 else f"{'the' if n is None else 'the top'} {got:,} rows of `{frame.name}` by {first}", shows=True)]
+                 reads=lambda out: _ranked_said(frame.name, first, n, out), shows=True)]
+
+
+_ONE_ROW = re.compile(r"\b(?:row|record|entry|order|purchase|sale|transaction|line|item)\b", re.I)
+
+
+def _ranked_said(name: str, first: str, n: int | None, output: str) -> str | None:
+    got = readers.frame_rows(output)
+    if got is None:
+        return None
+    if n == 1 and got > 1:
+        return f"{got:,} rows of `{name}` tie for the top by {first.replace(', largest first', '')}"
+    return f"{'the' if n is None else 'the top'} {got:,} {'row' if got == 1 else 'rows'} of `{name}` by {first}"
 
 
 __all__ = ["PAID_ROWS", "Spent", "paid_rows", "spends", "with_spent"]

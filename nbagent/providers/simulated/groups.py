@@ -217,7 +217,9 @@ def _date_rank(name: str) -> int | None:
 
 def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step:
     """The groups' totals of ``value``, ranked as asked (``key``: the groupby argument's code)."""
-    ranked = (f"{'nsmallest' if order.smallest else 'nlargest'}({order.top.group(1)})" if order.top
+    # "the top 1": the groups tied with it too (keep="all"), not the first pandas meets
+    ties = ', keep="all"' if order.top and order.top.group(1) == "1" else ""
+    ranked = (f"{'nsmallest' if order.smallest else 'nlargest'}({order.top.group(1)}{ties})" if order.top
               else "sort_values()" if order.smallest else "sort_values(ascending=False)")
     code = f"{name}.groupby({key})[{literal(value)}].{order.stat}().{ranked}"
     what = f"{order.word()} {value}"
@@ -225,7 +227,8 @@ def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step
     if order.top:
         top = order.top.group(1)
         return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {'bottom' if order.smallest else 'top'} {top}",
-                    reads=_ranked_reader(name, by, lambda out: _top_said(by, what, out, order.smallest)))
+                    reads=_ranked_reader(name, by, lambda out: _top_said(by, what, out, order.smallest)
+                                         if top != "1" else _largest_said(by, order.ranked(value), out)))
     first = "smallest" if order.smallest else "largest"
     return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {first} first",
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, order.ranked(value), out)))

@@ -155,10 +155,12 @@ def top_rows(frame: Frame, prompt: str) -> list[Step] | str:
     # "show the first 3" (the last 2 by date are the latest, not the earliest)
     largest = m.group(1).lower() in ("top", "last")
     n = int(m.group(2))
-    code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)})"
+    ties = ', keep="all"' if n == 1 else ""  # "the top 1 row": those tied with it too
+    code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)}{ties})"
     which = "largest" if largest else "smallest"
     return [Step("python", {"code": code}, f"find the {n} rows of `{frame.name}` with the {which} {col}",
                  reads=lambda out: None if (got := readers.frame_rows(out)) is None
+                 else f"{got:,} rows of `{frame.name}` tie for the {which} {col}" if n == 1 and got > 1
                  else f"the {got:,} rows of `{frame.name}` with the {which} {col}", shows=True)]
 
 
