@@ -125,7 +125,11 @@ def without_frame(name: str, prompt: str, columns: Sequence[str]) -> str:
 
 def named(prompt: str, columns: Sequence[str]) -> list[str]:
     """The columns the prompt names, in the prompt's order."""
-    found = (matches(w, columns) for w in re.findall(r"\w+", prompt))
+    # each distinct word once, in the order first said: a long prompt repeats its words, and each
+    # look-up compares the word with every column (an 18,000-character prompt on 200 columns: ~3,000
+    # words × 200 columns, per question asked, where its ~50 distinct words suffice)
+    words = dict.fromkeys(w.lower() for w in re.findall(r"\w+", prompt))
+    found = (matches(w, columns) for w in words)
     return list(dict.fromkeys(c for c in found if c is not None))
 
 

@@ -15,13 +15,17 @@ from .columns import Frame, column, literal, matches, named, without_frame
 from .statistics import STAT_WORDS, STATS, said_rows, said_value, stat_step
 from .step import Step
 
+# What may stand between a group question's words: the rest of its sentence (a decimal point is no
+# end), at most 300 characters. Not ".*": from each "which" of a long prompt it ran to the prompt's end
+# and back, so that an 18,000-character prompt took seconds (quadratic in its length).
+_CLAUSE = r"(?:[^.?!\n]|\.(?=\d)){0,300}"
 # "Which region sells most?", "what product has the largest total revenue?", "top store by sales"
 # The group is the word after "which/what" (past "is the": "what is the max revenue" asks a column's
 # maximum, not the largest group's total, whose "group" word was "is").
 GROUP = re.compile(
-    r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?:\d{1,3}\s+)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
+    rf"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?:\d{{1,3}}\s+)?(?!(?:is|are|was|were|the)\b)(\w+)\b{_CLAUSE}"
     r"\b((?<!\bat )most|largest|biggest|highest|top|best|leading|max(?:imum)?|lowest|smallest|(?<!\bat )least|fewest)\b"
-    r"|\b((?<!\bat )most|largest|biggest|highest|lowest|smallest|(?<!\bat )least|fewest)\b.*\b(?:by|per)\s+(\w+)"
+    rf"|\b((?<!\bat )most|largest|biggest|highest|lowest|smallest|(?<!\bat )least|fewest)\b{_CLAUSE}\b(?:by|per)\s+(\w+)"
     r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading|lowest|smallest)"
     r"\s+(?:\d+\s+)?(\w+)"
     r"|\b(?:top|bottom)\s+\d+\s+(\w+)",
@@ -31,7 +35,7 @@ GROUP = re.compile(
 _TOP_N = re.compile(r"\b(?:top|bottom|which|what)\s+(\d{1,3})\b(?![.,:]\d)", re.I)
 # A group named after "by" wins ("what is the highest revenue by region": region, not revenue).
 _GROUP_BY = re.compile(r"\b(?:(?<!\bat )most|largest|biggest|highest|top|lowest|smallest|(?<!\bat )least|fewest)\b"
-                       r".*\b(?:by|per)\s+(\w+)", re.I)
+                       rf"{_CLAUSE}\b(?:by|per)\s+(\w+)", re.I)
 _SMALLEST = re.compile(r"\b(lowest|smallest|(?<!\bat )least|fewest|bottom)\b", re.I)
 # "which month sold most": a period of the date column (pandas' period codes), not each date
 _PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
