@@ -38,10 +38,10 @@ def _options(command: object) -> list[str]:
 
 def _after_options(magics: MagicsApi, command: object, done: list[str], token: str) -> list[str]:
     """What may come at ``token`` after the words ``done`` of a command (or the cell magic)."""
-    option, equals, _ = token.partition("=")
-    if equals and option in _TAKES_TOOLS and option in _options(command):
+    given, equals, _ = token.partition("=")
+    if equals and given in _TAKES_TOOLS and given in _options(command):
         # ``--allow=py``: argparse's other spelling; the whole word is replaced, so each offer keeps its option
-        return [f"{option}={name}" for name in tool_names(magics)]
+        return [f"{given}={name}" for name in tool_names(magics)]
     if token.startswith("-"):
         return _options(command)
     # ``--allow a b``: every word after --allow, up to the next option, is a tool

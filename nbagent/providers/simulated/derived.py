@@ -10,7 +10,7 @@ import re
 from typing import NamedTuple
 
 from . import readers
-from .columns import Frame, column, literal, matches, named
+from .columns import Frame, column, literal, named
 from .step import Step
 
 _SPENT = re.compile(r"\b(spent|spend|spends|spending|paid|pays?)\b", re.I)

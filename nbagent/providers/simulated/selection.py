@@ -76,8 +76,8 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition
     text = without_frame(frame.name, prompt, frame.columns)
     m = pattern.search(text)
     if m is not None and m.group(1) is None and m.group("col") is not None:  # "where region is North"
-        said = text_condition(frame.name, matches(m.group("col"), frame.columns), m)
-        return frame.no_column("to compare") if said is None else Condition(*said)
+        on_text = text_condition(frame.name, matches(m.group("col"), frame.columns), m)
+        return frame.no_column("to compare") if on_text is None else Condition(*on_text)
     col = matches(m.group(1), frame.columns) if m else None
     if m is None or col is None:
         return frame.no_column("to compare")
@@ -145,10 +145,10 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
         code = f"({mask}).groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
         return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
                      reads=lambda out: _per_group_said(frame.name, what, by, out))]
-    counted = _counted_column(frame, text)
+    counted = _counted_column(frame, text)  # "how many customers have price above 10": distinct customers, not rows
     if counted is not None and frame.dtypes is None and not frame.looked:
         return [frame.look(quiet=True)]  # a number column ("how many units …") is no one to count
-    if counted is not None and counted not in frame.numeric():  # "how many customers have price above 10": distinct customers, not rows
+    if counted is not None and counted not in frame.numeric():
         code = f"{frame.name}.loc[{mask}, {literal(counted)}].nunique()"
         return [Step("python", {"code": code}, f"count the distinct {counted} values of the rows with {what}",
                      reads=lambda out: None if (n := readers.number(out)) is None

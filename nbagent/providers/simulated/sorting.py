@@ -55,9 +55,8 @@ def _keys(frame: Frame, first: str, rest: str) -> list[tuple[str, bool]] | str:
     ("by price and quantity, descending": both)."""
     found, bounds, pos = [(first, 0)], [], 0
     while (m := _listed_key(frame, rest, pos)) is not None:
-        col = matches(m.group(1), frame.columns) or ""
         bounds.append(m.start())
-        found.append((col, m.end()))
+        found.append((matches(m.group(1), frame.columns) or "", m.end()))
         pos = m.end()
     listed = len(found)
     for m in _THEN_BY.finditer(rest, pos):
