@@ -161,3 +161,35 @@ async def test_the_top_one_shows_every_row_tied_with_it(tmp_path: Path, prompt: 
     # main: nlargest(1, …): one of the tied, the others hidden; the answer said nothing of a tie
     assert codes[-1] == code
     assert said in answer
+
+
+def _gappy() -> pd.DataFrame:
+    gappy = SALES.copy()
+    gappy.loc[[1, 4], "price"] = float("nan")
+    gappy.loc[4, "region"] = None
+    return gappy
+
+
+@pytest.mark.parametrize("prompt", ["Show the rows with missing values in `sales`", "Which rows have missing values in `sales`?"])
+async def test_the_rows_with_missing_values_are_those_rows(tmp_path: Path, prompt: str) -> None:
+    agent = agent_with({"sales": _gappy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    # main: sales.head() and sales.isna().sum(): the first 5 rows and the counts per column, not the rows
+    assert codes == ["sales[sales.isna().any(axis=1)]"]
+    assert answer.startswith("(simulated model) 2 rows of `sales` have a missing value.")
+    shown = answer.split("```")[1]
+    assert "\n1 " in shown and "\n4 " in shown and "\n0 " not in shown
+
+
+async def test_duplicated_rows_are_shown_every_copy_and_counted(tmp_path: Path) -> None:
+    doubled = pd.concat([SALES, SALES.iloc[[2]]], ignore_index=True)
+    agent = agent_with({"sales": doubled}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show the duplicate rows in `sales`")
+    # main: sales.head()
+    assert codes == ["sales[sales.duplicated(keep=False)]"]
+    assert answer.startswith("(simulated model) 2 rows of `sales` are equal to another row in every column")
+    (tmp_path / "b").mkdir()
+    codes, answer = await codes_and_answer(agent_with({"sales": doubled}, tmp_path / "b"),
+                                           "How many duplicate rows are in `sales`?")
+    assert codes == ["sales.duplicated().sum()"]  # main: sales.shape
+    assert "`sales` has 1 duplicated row (each equal to an earlier row in every column)" in answer

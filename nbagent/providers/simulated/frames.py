@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-from . import readers, selection, sorting, statistics
+from . import readers, row_checks, selection, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
 from .derived import PAID_ROWS, paid_rows, spends, with_spent
@@ -55,6 +55,10 @@ def intents(prompt: str) -> list[str]:
             found.remove("shape")
     if "how_many" in found and {"rows_where", "unique", "shape"} & set(found):  # a count asked more precisely
         found.remove("how_many")
+    if "missing_rows" in found:  # "the rows with missing values": those rows, not the counts per column
+        found.remove("missing")
+    if "duplicates" in found:  # "how many duplicate rows": not the frame's shape nor a distinct count
+        found = [f for f in found if f not in ("how_many", "shape", "unique")]
     if "paid_rows" in found:  # "the 3 most paid orders": rows ranked by their amount, not each customer's
         found = [f for f in found if f not in ("largest_group", "top_rows", "first_rows")]
     if "top_rows" in found:  # "the top 3 rows by revenue" are rows, not a group called "rows"
@@ -186,6 +190,8 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
     "describe": (_DESCRIBE, _describe),
     "paid_rows": (PAID_ROWS, paid_rows),
     "largest_group": (GROUP, largest_group),
+    "missing_rows": (row_checks.MISSING_ROWS, row_checks.missing_rows),
+    "duplicates": (row_checks.DUPLICATES, row_checks.duplicates),
     "missing": (_MISSING, _missing),
     "filled": (selection.FILLED, selection.filled),
     "correlation": (CORRELATION, correlation),
@@ -195,7 +201,7 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"paid_rows", "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
+SHOWS_ROWS = frozenset({"missing_rows", "duplicates", "paid_rows", "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
 
