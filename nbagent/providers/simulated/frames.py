@@ -201,7 +201,8 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"missing_rows", "duplicates", "paid_rows", "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
+SHOWS_ROWS = frozenset({"missing_rows", "duplicates", "paid_rows",
+                        "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
 
