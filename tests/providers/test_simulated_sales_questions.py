@@ -193,3 +193,15 @@ async def test_duplicated_rows_are_shown_every_copy_and_counted(tmp_path: Path) 
                                            "How many duplicate rows are in `sales`?")
     assert codes == ["sales.duplicated().sum()"]  # main: sales.shape
     assert "`sales` has 1 duplicated row (each equal to an earlier row in every column)" in answer
+
+
+async def test_how_many_orders_per_month_counts_each_month_of_the_dates(tmp_path: Path) -> None:
+    sales = SALES.copy()
+    agent = agent_with({"sales": sales}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many orders per month in `sales`?")
+    # main: "`sales` has no column for "per" to count."
+    assert codes[-1] == 'import pandas as pd\n\nsales.groupby(pd.to_datetime(sales["date"]).dt.to_period("M")).size()'
+    months = pd.to_datetime(SALES["date"]).dt.to_period("M").value_counts().sort_index()
+    listed = ", ".join(f"{m} {n}" for m, n in months.items())
+    assert f"the rows of `sales` per month: {listed}." in answer
+    pd.testing.assert_frame_equal(sales, SALES)

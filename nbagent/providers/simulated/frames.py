@@ -15,7 +15,7 @@ from . import readers, row_checks, selection, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
 from .derived import PAID_ROWS, paid_rows, spends, with_spent
-from .groups import GROUP, largest_group, rows_counted
+from .groups import GROUP, largest_group, rows_counted, rows_per_period
 from .step import Step
 
 # "how many rows per region" counts each region's rows, not the frame's
@@ -107,6 +107,11 @@ def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
     frame's own name) or "how many records": its rows; "how many sales does each region have": the
     rows per region; anything else in the clause ("how many people are older than 40") is unclear."""
     m = _HOW_MANY.search(without_frame(frame.name, prompt, frame.columns))
+    period = _PER_PERIOD.search(m.group(0)) if m else None
+    if period is not None and matches(period.group(1), frame.columns) is None:  # "how many orders per month"
+        counted = rows_per_period(frame, period.group(1))
+        if counted is not None:
+            return counted
     col = matches(m.group(1), frame.columns) if m else None
     if col is not None:
         if frame.dtypes is None and not frame.looked:
@@ -130,6 +135,7 @@ def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
         f"I could not tell what to count in `{frame.name}` (ask, for example, \"how many rows have <column> above <number>\").")
 
 
+_PER_PERIOD = re.compile(r"\b(?:per|each|by|every|a)\s+(year|quarter|month|week|day)s?\b", re.I)
 _ROW_WORDS = frozenset({"rows", "records", "entries", "lines", "items", "are", "is", "were", "was", "there", "do", "does",
                         "of", "in"})
 """Words after "how many" once the frame's own name is taken out ("how many orders are in `orders`"): its rows."""

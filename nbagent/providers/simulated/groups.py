@@ -204,6 +204,27 @@ _NOT_DATES = frozenset({"of", "week", "name", "type", "count", "number", "num", 
 _DATE_WORDS = ("date", "datetime", "timestamp", "time", "ts", "dt", "at", "on", "day", "month", "year")
 
 
+def rows_per_period(frame: Frame, word: str) -> list[Step] | str | None:
+    """``orders.groupby(orders["date"].dt.to_period("M")).size()`` for "how many orders per month"
+    (a date read as text parsed first), in time order; None when ``word`` is no period."""
+    period = _PERIODS.get(word.lower().rstrip("s"))
+    if period is None:
+        return None
+    if frame.dtypes is None:
+        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+    dates, texts = frame.dates(), text_dates(frame)
+    if not dates and not texts:
+        return f"I found no date column in `{frame.name}` to count its rows per {word.lower().rstrip('s')}."
+    when = column(frame.name, dates[0]) if dates else f"pd.to_datetime({column(frame.name, texts[0])})"
+    local = ".dt.tz_localize(None)" if dates and "," in (frame.dtypes or {}).get(dates[0], "") else ""
+    code = f"{frame.name}.groupby({when}{local}.dt.to_period({literal(period)})).size()"
+    label = word.lower().rstrip("s")
+    said = f"the rows of `{frame.name}` per {label}"
+    return [Step("python", {"code": f"import pandas as pd\n\n{code}" if not dates else code},
+                 f"count the rows of `{frame.name}` per {label}" + ("" if dates else f" (reading {texts[0]} as dates)"),
+                 reads=lambda out: None if (got := said_rows(out)) is None else f"{said}: {got[0]}")]
+
+
 def text_dates(frame: Frame) -> list[str]:
     """The text columns whose names say they hold dates (a CSV's dates are read as text), surest first."""
     ranked = [(rank, c) for c in frame.text() if (rank := _date_rank(c)) is not None]
@@ -257,4 +278,4 @@ def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, f"{most} rows", out, count=True)))
 
 
-__all__ = ["GROUP", "group_stat", "largest_group", "rows_counted"]
+__all__ = ["GROUP", "group_stat", "largest_group", "rows_counted", "rows_per_period", "text_dates"]
