@@ -205,3 +205,24 @@ async def test_how_many_orders_per_month_counts_each_month_of_the_dates(tmp_path
     listed = ", ".join(f"{m} {n}" for m, n in months.items())
     assert f"the rows of `sales` per month: {listed}." in answer
     pd.testing.assert_frame_equal(sales, SALES)
+
+
+async def test_the_share_of_each_region_in_total_sales_divides_by_the_whole(tmp_path: Path) -> None:
+    sales = SALES.copy()
+    agent = agent_with({"sales": sales}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the share of each region in total sales in `sales`?")
+    # main: sales["region"].sum(): the region names glued into one string
+    assert codes[-1] == ('sales_spent = sales["price"] * sales["quantity"]\n'
+                         '(sales_spent.groupby(sales["region"]).sum() / sales_spent.sum()).sort_values(ascending=False)')
+    spent = SALES["price"] * SALES["quantity"]
+    shares = (spent.groupby(SALES["region"]).sum() / spent.sum()).sort_values(ascending=False)
+    listed = ", ".join(f"{r} {v * 100:.1f}%" for r, v in shares.items())
+    assert f"the share of what was spent (spent being price × quantity) by region: {listed}." in answer
+    pd.testing.assert_frame_equal(sales, SALES)
+
+
+async def test_the_share_of_orders_by_region_is_of_the_rows(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What percentage of orders comes from each region in `sales`?")
+    assert codes[-1] == 'sales["region"].value_counts(normalize=True)'
+    assert "the share of the rows of `sales` by region: North 42.9%, South 28.6%" in answer

@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-from . import readers, row_checks, selection, sorting, statistics
+from . import readers, row_checks, selection, shares, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
 from .derived import PAID_ROWS, paid_rows, spends, with_spent
@@ -55,6 +55,8 @@ def intents(prompt: str) -> list[str]:
             found.remove("shape")
     if "how_many" in found and {"rows_where", "unique", "shape"} & set(found):  # a count asked more precisely
         found.remove("how_many")
+    if "share" in found:  # "the share of each region in total sales": one answer, not the group's total too
+        found = [f for f in found if f not in ("largest_group", "how_many", "describe")]
     if "missing_rows" in found:  # "the rows with missing values": those rows, not the counts per column
         found.remove("missing")
     if "duplicates" in found:  # "how many duplicate rows": not the frame's shape nor a distinct count
@@ -194,6 +196,7 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
     "shape": (_SHAPE, _shape),
     "columns": (_COLUMNS, _columns),
     "describe": (_DESCRIBE, _describe),
+    "share": (shares.SHARE, shares.share),
     "paid_rows": (PAID_ROWS, paid_rows),
     "largest_group": (GROUP, largest_group),
     "missing_rows": (row_checks.MISSING_ROWS, row_checks.missing_rows),

@@ -103,6 +103,8 @@ def _stats(prompt: str) -> list[str]:
     asked = frames.intents(prompt)
     if {"largest_group", "paid_rows"} & set(asked):  # "the largest total" is the group's total, not the column's
         found = [s for s in found if s not in ("sum", "max", groups.group_stat(prompt))]
+    if "share" in asked:  # "the share of each region in total sales": the shares' own totals
+        found = [s for s in found if s != "sum"]
     if "filled" in asked:  # "fill the missing prices with the median": what to fill with, not a question
         found = [s for s in found if s != fill_stat(prompt)]
     return list(dict.fromkeys(found))
