@@ -226,3 +226,13 @@ async def test_the_share_of_orders_by_region_is_of_the_rows(tmp_path: Path) -> N
     codes, answer = await codes_and_answer(agent, "What percentage of orders comes from each region in `sales`?")
     assert codes[-1] == 'sales["region"].value_counts(normalize=True)'
     assert "the share of the rows of `sales` by region: North 42.9%, South 28.6%" in answer
+
+
+async def test_a_total_per_group_naming_no_number_column_totals_the_numbers(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the total sales per region in `sales`?")
+    # main: sales["region"].sum(): "NorthSouthNorthEast…", the region names glued into one string
+    assert codes == ['sales.groupby("region").sum(numeric_only=True)']
+    shown = answer.split("```")[1]
+    totals = SALES.groupby("region").sum(numeric_only=True)
+    assert "NorthSouth" not in shown and f"{totals.loc['North', 'price']:.1f}" in shown
