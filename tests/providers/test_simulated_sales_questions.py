@@ -236,3 +236,17 @@ async def test_a_total_per_group_naming_no_number_column_totals_the_numbers(tmp_
     shown = answer.split("```")[1]
     totals = SALES.groupby("region").sum(numeric_only=True)
     assert "NorthSouth" not in shown and f"{totals.loc['North', 'price']:.1f}" in shown
+
+
+async def test_the_second_highest_price_and_the_second_dearest_order(tmp_path: Path) -> None:
+    agent = agent_with({"sales": SALES.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the second highest price in `sales`?")
+    # main: "`sales` has no second column, so I grouped by customer" and the customers' total prices
+    assert codes[-1] == 'sales["price"].nlargest(2).iloc[-1]'
+    assert f"the second largest price of `sales` is {SALES['price'].nlargest(2).iloc[-1]:,.2f}" in answer
+    (tmp_path / "b").mkdir()
+    codes, answer = await codes_and_answer(agent_with({"sales": SALES.copy()}, tmp_path / "b"),
+                                           "Show the second most expensive order in `sales`")
+    assert codes[-1] == 'sales.nlargest(2, "price").iloc[[-1]]'  # main: sales.head()
+    shown = answer.split("```")[1]
+    assert "\n2 " in shown and shown.count("\n") == 4  # row 2 (price 15) alone

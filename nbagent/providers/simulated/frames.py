@@ -57,6 +57,8 @@ def intents(prompt: str) -> list[str]:
         found.remove("how_many")
     if "share" in found:  # "the share of each region in total sales": one answer, not the group's total too
         found = [f for f in found if f not in ("largest_group", "how_many", "describe")]
+    if "second" in found:  # "the second highest price": one value (row), not a group
+        found = [f for f in found if f not in ("largest_group", "top_rows", "sorted")]
     if "missing_rows" in found:  # "the rows with missing values": those rows, not the counts per column
         found.remove("missing")
     if "duplicates" in found:  # "how many duplicate rows": not the frame's shape nor a distinct count
@@ -201,6 +203,7 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
     "largest_group": (GROUP, largest_group),
     "missing_rows": (row_checks.MISSING_ROWS, row_checks.missing_rows),
     "duplicates": (row_checks.DUPLICATES, row_checks.duplicates),
+    "second": (row_checks.SECOND, row_checks.second),
     "missing": (_MISSING, _missing),
     "filled": (selection.FILLED, selection.filled),
     "correlation": (CORRELATION, correlation),
@@ -210,7 +213,7 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"missing_rows", "duplicates", "paid_rows",
+SHOWS_ROWS = frozenset({"second", "missing_rows", "duplicates", "paid_rows",
                         "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
