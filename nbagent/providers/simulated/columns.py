@@ -36,6 +36,13 @@ class Frame:
     dtypes: dict[str, str] | None = None
     looked: bool = False
     look_failed: bool = False
+    taken: frozenset[str] = frozenset()
+    """The notebook's variable names (the facts'): a name the code makes must not overwrite one."""
+
+    def free_name(self, base: str) -> str:
+        """``base`` ("sales_selected"), or ``base_2``, ``base_3`` … when the user has that variable."""
+        names = (base if k == 1 else f"{base}_{k}" for k in range(1, len(self.taken) + 2))
+        return next(n for n in names if n not in self.taken)
 
     def numeric(self) -> list[str]:
         return [c for c, t in (self.dtypes or {}).items() if readers.is_numeric(t)]
@@ -82,13 +89,14 @@ def frame_of(name: str, view: KernelView, calls: Sequence[Call]) -> Frame:
     """What the facts and this turn's looks say about ``name``."""
     known = view.variables.get(name)
     columns = known.columns if known else ()
+    taken = frozenset(view.variables)
     for call in calls:
         if call.tool == "python" and look_code(name) in call.input.values():
             found = None if call.failed else readers.dtypes(call.output)
             if found is None:
-                return Frame(name, columns, None, looked=True, look_failed=True)
-            return Frame(name, tuple(found), found, looked=True)
-    return Frame(name, columns)
+                return Frame(name, columns, None, looked=True, look_failed=True, taken=taken)
+            return Frame(name, tuple(found), found, looked=True, taken=taken)
+    return Frame(name, columns, taken=taken)
 
 
 def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:

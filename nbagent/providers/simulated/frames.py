@@ -237,7 +237,7 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     if rows is not None and spent is not None:
         # what those rows spent, written on them as a person would (not the whole frame's columns,
         # right only by index alignment)
-        selected = f"{frame.name}_selected"  # not a plain "selected": the user may have one
+        selected = frame.free_name(f"{frame.name}_selected")  # never one of the user's variables
         setup = f"{selected} = {frame.name}[{rows.mask}]\n"
         frame = replace(frame, name=selected)
         spent = with_spent(frame, about) or spent

@@ -39,7 +39,7 @@ def share(frame: Frame, prompt: str) -> list[Step] | str:
                 ".sort_values(ascending=False)")
         of = f"total {value}"
     elif asks_sales and (spent := with_spent(frame, "spent")) is not None:
-        total = f"{name}_spent"  # not "spent": the user may have one
+        total = frame.free_name(f"{name}_spent")  # never one of the user's variables
         code = (f"{total} = {spent.code}\n"
                 f"({total}.groupby({column(name, by)}).sum() / {total}.sum()).sort_values(ascending=False)")
         of = f"what was spent ({spent.said})"
