@@ -28,3 +28,42 @@ async def test_the_shares_never_overwrite_a_users_variable_of_that_name(tmp_path
     codes, _ = await codes_and_answer(agent, "What is the share of each region in total sales in `sales`?")
     assert codes[-1].startswith('sales_spent_2 = sales["price"] * sales["quantity"]\n')
     assert ns["sales_spent"] is mine
+
+
+MESSY = SALES.assign(price=[12.0, None, 15.0, 30.0, 12.0, 5.0, 9.0], customer=["ann", "bob", "a(n)", "cy", "bob", None, "ann"])
+"""A missing price and customer, and a name with a bracket."""
+
+
+async def test_where_a_column_is_missing_selects_its_missing_values(tmp_path: Path) -> None:
+    agent = agent_with({"sales": MESSY.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show `sales` where price is missing")
+    # before: sales[sales["price"] == "missing"] and "no row of `sales` has price == "missing""
+    assert codes[0] == 'sales[sales["price"].isna()]'
+    assert "1 row of `sales` has price missing" in answer
+    codes, answer = await codes_and_answer(agent, "Show the rows of `sales` where price is not null")
+    assert codes[0] == 'sales[sales["price"].notna()]'
+    assert f"{MESSY['price'].notna().sum()} rows of `sales` have price not missing" in answer
+
+
+async def test_a_text_condition_joined_to_a_number_condition_applies_both(tmp_path: Path) -> None:
+    agent = agent_with({"sales": MESSY.copy()}, tmp_path)
+    expected = int(((MESSY["region"] == "North") & (MESSY["price"] > 10)).sum())
+    assert expected == 2  # region North alone is 3 rows, price above 10 alone 4
+    for prompt, code in [
+        ("Show `sales` where region is North and price above 10",
+         'sales[(sales["region"] == "North") & (sales["price"] > 10)]'),
+        ("Show `sales` where price above 10 and region is North",
+         'sales[(sales["price"] > 10) & (sales["region"] == "North")]'),
+    ]:
+        codes, answer = await codes_and_answer(agent, prompt)
+        # before: the second condition dropped without a word (region alone, or price alone)
+        assert codes == [code]
+        assert f"{expected} rows of `sales` have" in answer
+
+
+async def test_contains_finds_the_text_as_typed_not_as_a_regular_expression(tmp_path: Path) -> None:
+    agent = agent_with({"sales": MESSY.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show `sales` where customer contains '('")
+    # before: .str.contains("(", na=False) raised re.error (missing ), unterminated subpattern)
+    assert codes == ['sales[sales["customer"].str.contains("(", na=False, regex=False)]']
+    assert "1 row of `sales` has customer containing \"(\"" in answer

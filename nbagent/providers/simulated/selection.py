@@ -16,7 +16,7 @@ from typing import NamedTuple
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
 from .step import Step
-from .text_conditions import TEXT_CONDITION, text_condition
+from .text_conditions import TEXT_CLAUSE, TEXT_CONDITION, text_condition
 
 # "50k" is 50,000; any other letter on the number ("20x", "3rd") makes it no condition, not the
 # number before it ("salary above 50k" was salary > 50). A comma before three digits groups
@@ -27,7 +27,10 @@ _CONDITION = (r"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more t
 # The condition is looked for within the sentence that asks (at most 200 characters on), so that a
 # long prompt with many "how many" costs linear time, not a rescan of the rest per "how many".
 # A second condition joined to the first ("units at least 3 and revenue above 100"): both apply.
-_AND = re.compile(rf"\s*,?\s*(and|or)\s+(?:the\s+|a\s+|its\s+|their\s+)?{_CONDITION}", re.I)
+_AND = re.compile(r"\s*,?\s*(and|or)\s+(?:the\s+|a\s+|its\s+|their\s+)?", re.I)
+# the joined condition, on a number or on text ("price above 10 and region is North"); its groups are
+# numbered as in ROWS_WHERE / ROWS_SHOWN / _ANYWHERE, so that one reader reads both
+_JOINED = re.compile(rf"{_CONDITION}|{TEXT_CLAUSE}", re.I)
 _HOW_MANY = r"\bhow many\b[^.?!\n]{0,200}?"
 _SHOW = r"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{0,200}?"
 ROWS_WHERE = re.compile(rf"{_HOW_MANY}(?:{_CONDITION}|{TEXT_CONDITION})", re.I)
@@ -71,28 +74,36 @@ class Condition(NamedTuple):
 
 
 def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition | list[Step] | str:
-    """The mask code of the prompt's condition (``orders["price"] > 20``; two joined by "and" / "or"
-    both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
+    """The mask code of the prompt's condition (``orders["price"] > 20``, ``orders["region"] == "North"``;
+    two joined by "and" / "or" both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
     text = without_frame(frame.name, prompt, frame.columns)
     m = pattern.search(text)
-    if m is not None and m.group(1) is None and m.group("col") is not None:  # "where region is North"
-        on_text = text_condition(frame.name, matches(m.group("col"), frame.columns), m)
-        return frame.no_column("to compare") if on_text is None else Condition(*on_text)
-    col = matches(m.group(1), frame.columns) if m else None
-    if m is None or col is None:
+    first = _one(frame, m) if m else None
+    if first is None:
         return frame.no_column("to compare")
+    join = _AND.match(text, first.end)
+    more = _JOINED.match(text, join.end()) if join else None
+    if join is None or more is None:
+        return first
+    second = _one(frame, more)
+    if second is None:  # never a condition left out silently: the rows would not be the ones asked for
+        return f"I could not tell which column of `{frame.name}` the condition after \"{join.group(1)}\" compares."
+    joined = "&" if join.group(1).lower() == "and" else "|"
+    return Condition(f"({first.mask}) {joined} ({second.mask})", f"{first.said} {join.group(1).lower()} {second.said}",
+                     first.start, second.end)
+
+
+def _one(frame: Frame, m: re.Match[str]) -> Condition | None:
+    """The condition ``m`` found, on a number (groups 1-4) or on text ("region is North"); None when
+    its word names no column."""
+    if m.group(1) is None:
+        on_text = text_condition(frame.name, matches(m.group("col"), frame.columns), m)
+        return None if on_text is None else Condition(*on_text)
+    col = matches(m.group(1), frame.columns)
+    if col is None:
+        return None
     op, number = _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
-    mask, said = f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}"
-    more = _AND.match(text, m.end())
-    if more is None:
-        return Condition(mask, said, m.start(), m.end())
-    other = matches(more.group(2), frame.columns)
-    if other is None:  # never a condition left out silently: the rows would not be the ones asked for
-        return f"I could not tell which column of `{frame.name}` the condition after \"{more.group(1)}\" compares."
-    op2, number2 = _COMPARISONS[more.group(3).lower()], _number(more.group(4), more.group(5))
-    joined = "&" if more.group(1).lower() == "and" else "|"
-    return Condition(f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
-                     f"{said} {more.group(1).lower()} {other} {op2} {number2}", m.start(), more.end())
+    return Condition(f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}", m.start(), m.end())
 
 
 def rows_condition(frame: Frame, prompt: str, asks: re.Pattern[str]) -> Condition | None:
