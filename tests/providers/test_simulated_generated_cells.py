@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
-from .test_simulated_rule_code import agent_with, codes_and_answer
+from .test_simulated_rule_code import agent_with, codes_and_answer, run
 from .test_simulated_sales_questions import SALES
 
 
@@ -67,3 +68,21 @@ async def test_contains_finds_the_text_as_typed_not_as_a_regular_expression(tmp_
     # before: .str.contains("(", na=False) raised re.error (missing ), unterminated subpattern)
     assert codes == ['sales[sales["customer"].str.contains("(", na=False, regex=False)]']
     assert "1 row of `sales` has customer containing \"(\"" in answer
+
+
+@pytest.mark.parametrize(("dates", "prompt", "unread"), [
+    (["2024-01-05", "2024-02-10", "not a date"], "Show the latest order in `sales`", "not a date"),
+    (["2024-01-05", "02/10/2024", "2024-03-01"], "How many orders per month in `sales`?", "02/10/2024"),
+    (["2024-01-05", "2024-02-10", "soon"], "Which month has the highest total price in `sales`?", "soon"),
+])
+async def test_dates_pandas_cannot_read_are_said_with_the_value_and_what_to_do(
+        tmp_path: Path, dates: list[str], prompt: str, unread: str) -> None:
+    sales = pd.DataFrame({"customer": ["a", "b", "c"], "price": [1.0, 2.0, 3.0], "date": dates})
+    agent = agent_with({"sales": sales}, tmp_path)
+    _, answer = await run(agent, prompt)
+    # before: only the head of the traceback (pandas' internals), its last line, which names the value, cut off
+    lead = answer.split("\n")[0]
+    assert lead.startswith("(simulated model) `date` of `sales` holds text that pandas cannot read as a date (")
+    assert f'"{unread}"' in lead or f": {unread}" in lead
+    assert 'format="mixed"' in lead and 'errors="coerce"' in lead
+    assert list(sales["date"]) == dates  # the user's column is still the text it was

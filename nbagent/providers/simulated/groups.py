@@ -195,7 +195,7 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
     return [replace(step, input={"code": f"import pandas as pd\n\n{step.input['code']}"},
                     why=f"{step.why} (reading {texts[0]}, which holds text, as dates)",
                     reads=lambda out: f"reading `{texts[0]}` (text) as dates, {found}"
-                    if read and (found := read(out)) else None)]
+                    if read and (found := read(out)) else None, on_error=unread_dates(frame.name, texts[0]))]
 
 
 # The words of a column name that say it holds dates, best first: "order_date", "createdAt", "ts";
@@ -222,13 +222,32 @@ def rows_per_period(frame: Frame, word: str) -> list[Step] | str | None:
     said = f"the rows of `{frame.name}` per {label}"
     return [Step("python", {"code": f"import pandas as pd\n\n{code}" if not dates else code},
                  f"count the rows of `{frame.name}` per {label}" + ("" if dates else f" (reading {texts[0]} as dates)"),
-                 reads=lambda out: None if (got := said_rows(out)) is None else f"{said}: {got[0]}")]
+                 reads=lambda out: None if (got := said_rows(out)) is None else f"{said}: {got[0]}",
+                 on_error=None if dates else unread_dates(frame.name, texts[0]))]
 
 
 def text_dates(frame: Frame) -> list[str]:
     """The text columns whose names say they hold dates (a CSV's dates are read as text), surest first."""
     ranked = [(rank, c) for c in frame.text() if (rank := _date_rank(c)) is not None]
     return [c for _, c in sorted(ranked, key=lambda r: r[0])]
+
+
+# the last line of a failed pd.to_datetime: "ValueError: time data "x" doesn't match format …, at position 3. You might …"
+_UNREAD = re.compile(r"^(?:[\w.]*\.)?(?:DateParseError|ValueError|OutOfBoundsDatetime|ParserError): (.+?)(?:\. You might.*)?$",
+                     re.M)
+
+
+def unread_dates(name: str, col: str) -> Callable[[str], str | None]:
+    """The reader of a failed ``pd.to_datetime(name[col])``: which value pandas could not read, and
+    what to do (a traceback's last line is what says it, and a long traceback is shown cut)."""
+    def said(output: str) -> str | None:
+        found = _UNREAD.findall(output)
+        if not found:
+            return None
+        return (f"`{col}` of `{name}` holds text that pandas cannot read as a date ({found[-1]}): correct those "
+                f"values, or ask again naming how to read them (pd.to_datetime(…, format=\"mixed\") for several "
+                f"formats, errors=\"coerce\" to leave the unreadable ones missing)")
+    return said
 
 
 def _date_rank(name: str) -> int | None:
@@ -278,4 +297,4 @@ def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, f"{most} rows", out, count=True)))
 
 
-__all__ = ["GROUP", "group_stat", "largest_group", "rows_counted", "rows_per_period", "text_dates"]
+__all__ = ["GROUP", "group_stat", "largest_group", "rows_counted", "rows_per_period", "text_dates", "unread_dates"]

@@ -11,7 +11,7 @@ import re
 
 from . import readers
 from .columns import Frame, column, literal, matches, without_frame
-from .groups import text_dates
+from .groups import text_dates, unread_dates
 from .step import Step
 
 SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,120})", re.I)
@@ -211,7 +211,8 @@ def aged_rows(frame: Frame, prompt: str) -> list[Step] | str:
     code = f"import pandas as pd\n\n{code}" if texts else code
     parsed = f" (reading `{col}`, which holds text, as dates)" if texts else ""
     return [Step("python", {"code": code}, f"find the {n} {word} rows of `{frame.name}` by {col}{parsed}",
-                 reads=lambda out: _aged_said(frame.name, word, col, n, out, parsed), shows=True)]
+                 reads=lambda out: _aged_said(frame.name, word, col, n, out, parsed), shows=True,
+                 on_error=unread_dates(frame.name, col) if texts else None)]
 
 
 def _aged_said(name: str, word: str, col: str, n: int, output: str, parsed: str) -> str | None:
