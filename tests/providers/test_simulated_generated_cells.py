@@ -86,3 +86,15 @@ async def test_dates_pandas_cannot_read_are_said_with_the_value_and_what_to_do(
     assert f'"{unread}"' in lead or f": {unread}" in lead
     assert 'format="mixed"' in lead and 'errors="coerce"' in lead
     assert list(sales["date"]) == dates  # the user's column is still the text it was
+
+
+async def test_a_frame_of_more_than_60_columns_is_answered_after_its_look(tmp_path: Path) -> None:
+    wide = pd.DataFrame({f"feature_{i}": [0.0] * 7 for i in range(200)}).assign(**SALES)
+    agent = agent_with({"sales": wide}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer in `sales` spent the most?")
+    # before: pandas cut the 205 dtypes to the first and last 30 ("..."), read as no .dtypes at all:
+    # "`sales` does not look like a DataFrame (its `.dtypes` failed), so I wrote no pandas code for it."
+    assert codes[-1] == ('(sales.assign(spent=sales["price"] * sales["quantity"])\n'
+                         ' .groupby("customer")["spent"].sum().sort_values(ascending=False))')
+    spent = (SALES["price"] * SALES["quantity"]).groupby(SALES["customer"]).sum().sort_values(ascending=False)
+    assert f"{spent.index[0]} has the largest total spent ({spent.iloc[0]:,.2f}) by customer" in answer

@@ -93,6 +93,9 @@ def frame_of(name: str, view: KernelView, calls: Sequence[Call]) -> Frame:
     for call in calls:
         if call.tool == "python" and look_code(name) in call.input.values():
             found = None if call.failed else readers.dtypes(call.output)
+            if found is None and not call.failed and (shown := readers.dtypes_shown(call.output)):
+                # a frame of more than 60 columns: the types of those shown, every column the facts list
+                return Frame(name, columns or tuple(shown), shown, looked=True, taken=taken)
             if found is None:
                 return Frame(name, columns, None, looked=True, look_failed=True, taken=taken)
             return Frame(name, tuple(found), found, looked=True, taken=taken)
