@@ -1,6 +1,6 @@
 """Tab completion on a ``%agent`` or ``%%agent`` line: the commands (``%agent co`` → ``compact``,
 ``config``, ``context``, ``cost``), a command's or the cell magic's options (``--max-b`` →
-``--max-budget``), and tool names after ``--allow``. An IPython completion
+``--max-budget``), and tool names after ``--allow`` (or ``--allow=``). An IPython completion
 matcher, which the kernel's completion request (Tab in JupyterLab and Notebook 7) reaches."""
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ def _options(command: object) -> list[str]:
 
 def _after_options(magics: MagicsApi, command: object, done: list[str], token: str) -> list[str]:
     """What may come at ``token`` after the words ``done`` of a command (or the cell magic)."""
+    given, equals, _ = token.partition("=")
+    if equals and given in _TAKES_TOOLS and given in _options(command):
+        # ``--allow=py``: argparse's other spelling; the whole word is replaced, so each offer keeps its option
+        return [f"{given}={name}" for name in tool_names(magics)]
     if token.startswith("-"):
         return _options(command)
     # ``--allow a b``: every word after --allow, up to the next option, is a tool

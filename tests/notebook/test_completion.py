@@ -80,6 +80,15 @@ def test_the_words_after_allow_complete_to_tool_names(ip: Any) -> None:
     assert tab(ip, "%%agent --allow py") == [(16, "python")]
     assert tab(ip, "%%agent --allow python wr") == [(23, "write_file")]
     assert [t for _, t in tab(ip, "%%agent --allow notebook_")] == ["notebook_edit", "notebook_read", "notebook_run"]
+
+
+def test_allow_with_an_equals_sign_completes_to_tool_names(ip: Any) -> None:
+    # before: "--allow=py" offered IPython's magics (%pycat, %pylab …), no tool
+    assert tab(ip, "%%agent --allow=py") == [(8, "--allow=python")]
+    assert tab(ip, "%agent fix --allow=wr") == [(11, "--allow=write_file")]
+    assert [t for _, t in tab(ip, "%%agent --allow=notebook_")] == [
+        "--allow=notebook_edit", "--allow=notebook_read", "--allow=notebook_run"]
+    assert not [t for _, t in tab(ip, "%%agent --new=py") if t.startswith("--new=")]  # only --allow takes tools
     assert "python" not in [t for _, t in tab(ip, "%%agent --model py")]  # a model's name is no tool
 
 

@@ -118,3 +118,13 @@ async def test_the_top_rows_of_a_sort_by_several_keys_are_the_largest(tmp_path: 
         top = PEOPLE.sort_values(["score", "age"], ascending=False).head(2)
         assert "the first 2 rows of `people` sorted by score, largest first, then age, largest first" in answer
         assert list(top["name"]) == ["dee", "bob"]
+
+
+async def test_a_key_listed_after_the_first_keys_direction_is_sorted_by_too(tmp_path: Path) -> None:
+    agent = agent_with({"people": PEOPLE.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Sort `people` by score, largest first, and name")
+    # main: people.sort_values("score", ascending=False): the tie of bob and dee left in the frame's order
+    assert codes == ['people.sort_values(["score", "name"], ascending=[False, True])']
+    shown = answer.split("```")[1]
+    names = [n for n in PEOPLE.sort_values(["score", "name"], ascending=[False, True])["name"]]
+    assert [shown.index(f" {n} ") for n in names] == sorted(shown.index(f" {n} ") for n in names)

@@ -36,6 +36,13 @@ class Frame:
     dtypes: dict[str, str] | None = None
     looked: bool = False
     look_failed: bool = False
+    taken: frozenset[str] = frozenset()
+    """The notebook's variable names (the facts'): a name the code makes must not overwrite one."""
+
+    def free_name(self, base: str) -> str:
+        """``base`` ("sales_selected"), or ``base_2``, ``base_3`` … when the user has that variable."""
+        names = (base if k == 1 else f"{base}_{k}" for k in range(1, len(self.taken) + 2))
+        return next(n for n in names if n not in self.taken)
 
     def numeric(self) -> list[str]:
         return [c for c, t in (self.dtypes or {}).items() if readers.is_numeric(t)]
@@ -82,13 +89,17 @@ def frame_of(name: str, view: KernelView, calls: Sequence[Call]) -> Frame:
     """What the facts and this turn's looks say about ``name``."""
     known = view.variables.get(name)
     columns = known.columns if known else ()
+    taken = frozenset(view.variables)
     for call in calls:
         if call.tool == "python" and look_code(name) in call.input.values():
             found = None if call.failed else readers.dtypes(call.output)
+            if found is None and not call.failed and (shown := readers.dtypes_shown(call.output)):
+                # a frame of more than 60 columns: the types of those shown, every column the facts list
+                return Frame(name, columns or tuple(shown), shown, looked=True, taken=taken)
             if found is None:
-                return Frame(name, columns, None, looked=True, look_failed=True)
-            return Frame(name, tuple(found), found, looked=True)
-    return Frame(name, columns)
+                return Frame(name, columns, None, looked=True, look_failed=True, taken=taken)
+            return Frame(name, tuple(found), found, looked=True, taken=taken)
+    return Frame(name, columns, taken=taken)
 
 
 def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:
@@ -125,7 +136,11 @@ def without_frame(name: str, prompt: str, columns: Sequence[str]) -> str:
 
 def named(prompt: str, columns: Sequence[str]) -> list[str]:
     """The columns the prompt names, in the prompt's order."""
-    found = (matches(w, columns) for w in re.findall(r"\w+", prompt))
+    # each distinct word once, in the order first said: a long prompt repeats its words, and each
+    # look-up compares the word with every column (an 18,000-character prompt on 200 columns: ~3,000
+    # words × 200 columns, per question asked, where its ~50 distinct words suffice)
+    words = dict.fromkeys(w.lower() for w in re.findall(r"\w+", prompt))
+    found = (matches(w, columns) for w in words)
     return list(dict.fromkeys(c for c in found if c is not None))
 
 

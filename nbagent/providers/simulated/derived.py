@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .columns import Frame, column, named
+from . import readers
+from .columns import Frame, column, literal, named
+from .step import Step
 
 _SPENT = re.compile(r"\b(spent|spend|spends|spending|paid|pays?)\b", re.I)
 _PRICES = re.compile(r"^(?:unit_?)?price(?:_\w+)?$|^(?:unit_?)?cost$", re.I)
@@ -47,7 +49,6 @@ def with_spent(frame: Frame, prompt: str) -> Spent | None:
     quantity = next((c for c in numeric if _QUANTITIES.match(c)), None)
     if price is None or quantity is None or _names_a_number(frame, prompt):
         return None
-    # the whole frame's columns: ``assign`` aligns them on the index, so a selection of rows takes its own
     return Spent(f"{column(frame.name, price)} * {column(frame.name, quantity)}", f"spent being {price} × {quantity}")
 
 
@@ -63,4 +64,56 @@ def _names_a_number(frame: Frame, prompt: str) -> bool:
     return bool(named(text[start:end], frame.numeric()))
 
 
-__all__ = ["Spent", "spends", "with_spent"]
+# "the (3) most paid orders", "the top 5 orders by amount paid", "which orders paid the most": the
+# orders (rows) ranked by what each was paid, not each customer's total (a frame called orders: its
+# rows; of a frame called sales, "the most paid orders" are its rows too)
+PAID_ROWS = re.compile(
+    r"\b(?:(\d{1,3})\s+)?(?P<most>most|least|highest|lowest|largest|smallest|biggest)[\s-]+(?:paid|spent|spending)"
+    r"\s+(?:rows?|records?|entry|entries|orders?|purchases?|sales?|transactions?|lines?|items?)\b"
+    r"|\b(?:top|bottom)\s+(\d{1,3})\s+(?:rows?|records?|entry|entries|orders?|purchases?|sales?|transactions?|lines?|items?)"
+    r"\s+by\s+(?:the\s+)?(?:amount\s+|total\s+)?(?:paid|spent|spending)\b"
+    r"|\b(?:which|what)\s+(?:(\d{1,3})\s+)?(?:rows?|records?|entry|entries|orders?|purchases?|sales?|transactions?|lines?|items?)"
+    r"\s+(?:paid|spent|cost)\s+(?:the\s+)?(?P<most3>most|least)\b",
+    re.I)
+
+
+def paid_rows(frame: Frame, prompt: str) -> list[Step] | str:
+    """``orders.assign(spent=orders["price"] * orders["quantity"]).nlargest(3, "spent")`` for "the 3
+    most paid orders" (the amount column itself when the frame has one; sorted, all of them, when
+    no number is said)."""
+    m = PAID_ROWS.search(prompt)
+    if m is None or frame.dtypes is None:
+        return [frame.look(quiet=True)] if m is not None and not frame.looked else frame.no_column("to rank by")
+    amount = next((c for c in frame.numeric() if _AMOUNTS.match(c)), None)
+    spent = None if amount else with_spent(frame, "spent")
+    if amount is None and spent is None:
+        return f"I found no amount, nor a price and a quantity, in `{frame.name}` to rank its rows by what was paid."
+    source = f"{frame.name}.assign(spent={spent.code})" if spent else frame.name
+    col = "spent" if spent else str(amount)
+    smallest = (m.group("most") or m.group("most3") or "").lower() in ("least", "lowest", "smallest") \
+        or m.group(0).lower().startswith("bottom")
+    n = next((int(g) for g in (m.group(1), m.group(3), m.group(4)) if g), None)
+    if n is None and _ONE_ROW.search(m.group(0)):  # "the most paid order": one (and any tied with it)
+        n = 1
+    ties = ', keep="all"' if n == 1 else ""  # "the top 1": those tied with it too
+    ranked = (f".sort_values({literal(col)}{'' if smallest else ', ascending=False'})" if n is None
+              else f".{'nsmallest' if smallest else 'nlargest'}({n}, {literal(col)}{ties})")
+    code = f"{source}{ranked}" if len(source + ranked) <= 100 else f"({source}\n {ranked})"  # as people break it
+    first = f"{col}, {'smallest' if smallest else 'largest'} first" + (f" ({spent.said})" if spent else "")
+    return [Step("python", {"code": code}, f"rank the rows of `{frame.name}` by {first}",
+                 reads=lambda out: _ranked_said(frame.name, first, n, out), shows=True)]
+
+
+_ONE_ROW = re.compile(r"\b(?:row|record|entry|order|purchase|sale|transaction|line|item)\b", re.I)
+
+
+def _ranked_said(name: str, first: str, n: int | None, output: str) -> str | None:
+    got = readers.frame_rows(output)
+    if got is None:
+        return None
+    if n == 1 and got > 1:
+        return f"{got:,} rows of `{name}` tie for the top by {first.replace(', largest first', '')}"
+    return f"{'the' if n is None else 'the top'} {got:,} {'row' if got == 1 else 'rows'} of `{name}` by {first}"
+
+
+__all__ = ["PAID_ROWS", "Spent", "paid_rows", "spends", "with_spent"]

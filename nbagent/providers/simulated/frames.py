@@ -11,11 +11,11 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-from . import readers, selection, sorting, statistics
+from . import readers, row_checks, selection, shares, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
-from .derived import spends, with_spent
-from .groups import GROUP, largest_group, rows_counted
+from .derived import PAID_ROWS, paid_rows, spends, with_spent
+from .groups import GROUP, largest_group, rows_counted, rows_per_period
 from .step import Step
 
 # "how many rows per region" counts each region's rows, not the frame's
@@ -55,6 +55,16 @@ def intents(prompt: str) -> list[str]:
             found.remove("shape")
     if "how_many" in found and {"rows_where", "unique", "shape"} & set(found):  # a count asked more precisely
         found.remove("how_many")
+    if "share" in found:  # "the share of each region in total sales": one answer, not the group's total too
+        found = [f for f in found if f not in ("largest_group", "how_many", "describe")]
+    if "second" in found:  # "the second highest price": one value (row), not a group
+        found = [f for f in found if f not in ("largest_group", "top_rows", "sorted")]
+    if "missing_rows" in found:  # "the rows with missing values": those rows, not the counts per column
+        found.remove("missing")
+    if "duplicates" in found:  # "how many duplicate rows": not the frame's shape nor a distinct count
+        found = [f for f in found if f not in ("how_many", "shape", "unique")]
+    if "paid_rows" in found:  # "the 3 most paid orders": rows ranked by their amount, not each customer's
+        found = [f for f in found if f not in ("largest_group", "top_rows", "first_rows")]
     if "top_rows" in found:  # "the top 3 rows by revenue" are rows, not a group called "rows"
         found = [f for f in found if f not in ("largest_group", "sorted")]
     if "first_rows" in found and {"sorted", "top_rows"} & set(found):  # the sort's (ranking's) own rows
@@ -101,6 +111,11 @@ def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
     frame's own name) or "how many records": its rows; "how many sales does each region have": the
     rows per region; anything else in the clause ("how many people are older than 40") is unclear."""
     m = _HOW_MANY.search(without_frame(frame.name, prompt, frame.columns))
+    period = _PER_PERIOD.search(m.group(0)) if m else None
+    if period is not None and matches(period.group(1), frame.columns) is None:  # "how many orders per month"
+        counted = rows_per_period(frame, period.group(1))
+        if counted is not None:
+            return counted
     col = matches(m.group(1), frame.columns) if m else None
     if col is not None:
         if frame.dtypes is None and not frame.looked:
@@ -124,6 +139,7 @@ def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
         f"I could not tell what to count in `{frame.name}` (ask, for example, \"how many rows have <column> above <number>\").")
 
 
+_PER_PERIOD = re.compile(r"\b(?:per|each|by|every|a)\s+(year|quarter|month|week|day)s?\b", re.I)
 _ROW_WORDS = frozenset({"rows", "records", "entries", "lines", "items", "are", "is", "were", "was", "there", "do", "does",
                         "of", "in"})
 """Words after "how many" once the frame's own name is taken out ("how many orders are in `orders`"): its rows."""
@@ -182,7 +198,12 @@ _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | st
     "shape": (_SHAPE, _shape),
     "columns": (_COLUMNS, _columns),
     "describe": (_DESCRIBE, _describe),
+    "share": (shares.SHARE, shares.share),
+    "paid_rows": (PAID_ROWS, paid_rows),
     "largest_group": (GROUP, largest_group),
+    "missing_rows": (row_checks.MISSING_ROWS, row_checks.missing_rows),
+    "duplicates": (row_checks.DUPLICATES, row_checks.duplicates),
+    "second": (row_checks.SECOND, row_checks.second),
     "missing": (_MISSING, _missing),
     "filled": (selection.FILLED, selection.filled),
     "correlation": (CORRELATION, correlation),
@@ -192,7 +213,8 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
+SHOWS_ROWS = frozenset({"second", "missing_rows", "duplicates", "paid_rows",
+                        "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
 
@@ -211,8 +233,17 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     spent = with_spent(frame, prompt if rows is None else about)  # a condition's column is not what was spent
     if rows is None and spent is None:
         return made
-    if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
+    setup = ""
+    if rows is not None and spent is not None:
+        # what those rows spent, written on them as a person would (not the whole frame's columns,
+        # right only by index alignment)
+        selected = frame.free_name(f"{frame.name}_selected")  # never one of the user's variables
+        setup = f"{selected} = {frame.name}[{rows.mask}]\n"
+        frame = replace(frame, name=selected)
+        spent = with_spent(frame, about) or spent
+    elif rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
         frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
+    if rows is not None:
         notes.append(f"among the rows with {rows.said}")
     if spent is not None:  # "which customer spent the most": price × quantity, not the prices
         frame = replace(frame, name=f"{frame.name}.assign(spent={spent.code})", columns=(*frame.columns, "spent"),
@@ -223,7 +254,14 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     within = _SKILLS[intent][1](frame, about)
     if isinstance(within, str):
         return within
-    return [_chained(_saying(step, ", ".join(notes)), frame.name) for step in within]
+    return [_after(setup, _chained(_saying(step, ", ".join(notes)), frame.name)) for step in within]
+
+
+def _after(setup: str, step: Step) -> Step:
+    """``step`` whose code runs after ``setup`` (a line naming the selected rows), in the same cell."""
+    if not setup or "code" not in step.input:
+        return step
+    return replace(step, input={**step.input, "code": f"{setup}{step.input['code']}"})
 
 
 def _chained(step: Step, source: str) -> Step:

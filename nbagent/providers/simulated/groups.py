@@ -15,13 +15,17 @@ from .columns import Frame, column, literal, matches, named, without_frame
 from .statistics import STAT_WORDS, STATS, said_rows, said_value, stat_step
 from .step import Step
 
+# What may stand between a group question's words: the rest of its sentence (a decimal point is no
+# end), at most 300 characters. Not ".*": from each "which" of a long prompt it ran to the prompt's end
+# and back, so that an 18,000-character prompt took seconds (quadratic in its length).
+_CLAUSE = r"(?:[^.?!\n]|\.(?=\d)){0,300}"
 # "Which region sells most?", "what product has the largest total revenue?", "top store by sales"
 # The group is the word after "which/what" (past "is the": "what is the max revenue" asks a column's
 # maximum, not the largest group's total, whose "group" word was "is").
 GROUP = re.compile(
-    r"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?:\d{1,3}\s+)?(?!(?:is|are|was|were|the)\b)(\w+)\b.*"
+    rf"\b(?:which|what|top)\s+(?:(?:is|are|was|were)\s+(?:the\s+)?)?(?:\d{{1,3}}\s+)?(?!(?:is|are|was|were|the)\b)(\w+)\b{_CLAUSE}"
     r"\b((?<!\bat )most|largest|biggest|highest|top|best|leading|max(?:imum)?|lowest|smallest|(?<!\bat )least|fewest)\b"
-    r"|\b((?<!\bat )most|largest|biggest|highest|lowest|smallest|(?<!\bat )least|fewest)\b.*\b(?:by|per)\s+(\w+)"
+    rf"|\b((?<!\bat )most|largest|biggest|highest|lowest|smallest|(?<!\bat )least|fewest)\b{_CLAUSE}\b(?:by|per)\s+(\w+)"
     r"|\b(?:which|what)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:top|best|largest|biggest|highest|leading|lowest|smallest)"
     r"\s+(?:\d+\s+)?(\w+)"
     r"|\b(?:top|bottom)\s+\d+\s+(\w+)",
@@ -31,7 +35,7 @@ GROUP = re.compile(
 _TOP_N = re.compile(r"\b(?:top|bottom|which|what)\s+(\d{1,3})\b(?![.,:]\d)", re.I)
 # A group named after "by" wins ("what is the highest revenue by region": region, not revenue).
 _GROUP_BY = re.compile(r"\b(?:(?<!\bat )most|largest|biggest|highest|top|lowest|smallest|(?<!\bat )least|fewest)\b"
-                       r".*\b(?:by|per)\s+(\w+)", re.I)
+                       rf"{_CLAUSE}\b(?:by|per)\s+(\w+)", re.I)
 _SMALLEST = re.compile(r"\b(lowest|smallest|(?<!\bat )least|fewest|bottom)\b", re.I)
 # "which month sold most": a period of the date column (pandas' period codes), not each date
 _PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
@@ -175,8 +179,7 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
         return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
     dates = frame.dates()
     # A CSV's dates are read as text ("object"): a column named like a date is parsed where it is used.
-    ranked = [(rank, c) for c in frame.text() if (rank := _date_rank(c)) is not None]
-    texts = [c for _, c in sorted(ranked, key=lambda r: r[0])] if not dates else []
+    texts = text_dates(frame) if not dates else []
     values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
     label = next(w for w, code in _PERIODS.items() if code == period)
     if not (dates or texts) or not (values or order.counted):
@@ -192,13 +195,59 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
     return [replace(step, input={"code": f"import pandas as pd\n\n{step.input['code']}"},
                     why=f"{step.why} (reading {texts[0]}, which holds text, as dates)",
                     reads=lambda out: f"reading `{texts[0]}` (text) as dates, {found}"
-                    if read and (found := read(out)) else None)]
+                    if read and (found := read(out)) else None, on_error=unread_dates(frame.name, texts[0]))]
 
 
 # The words of a column name that say it holds dates, best first: "order_date", "createdAt", "ts";
 # not a name that merely contains one ("validated", "weekday", "holiday").
 _NOT_DATES = frozenset({"of", "week", "name", "type", "count", "number", "num", "id", "flag", "label"})
 _DATE_WORDS = ("date", "datetime", "timestamp", "time", "ts", "dt", "at", "on", "day", "month", "year")
+
+
+def rows_per_period(frame: Frame, word: str) -> list[Step] | str | None:
+    """``orders.groupby(orders["date"].dt.to_period("M")).size()`` for "how many orders per month"
+    (a date read as text parsed first), in time order; None when ``word`` is no period."""
+    period = _PERIODS.get(word.lower().rstrip("s"))
+    if period is None:
+        return None
+    if frame.dtypes is None:
+        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+    dates, texts = frame.dates(), text_dates(frame)
+    if not dates and not texts:
+        return f"I found no date column in `{frame.name}` to count its rows per {word.lower().rstrip('s')}."
+    when = column(frame.name, dates[0]) if dates else f"pd.to_datetime({column(frame.name, texts[0])})"
+    local = ".dt.tz_localize(None)" if dates and "," in (frame.dtypes or {}).get(dates[0], "") else ""
+    code = f"{frame.name}.groupby({when}{local}.dt.to_period({literal(period)})).size()"
+    label = word.lower().rstrip("s")
+    said = f"the rows of `{frame.name}` per {label}"
+    return [Step("python", {"code": f"import pandas as pd\n\n{code}" if not dates else code},
+                 f"count the rows of `{frame.name}` per {label}" + ("" if dates else f" (reading {texts[0]} as dates)"),
+                 reads=lambda out: None if (got := said_rows(out)) is None else f"{said}: {got[0]}",
+                 on_error=None if dates else unread_dates(frame.name, texts[0]))]
+
+
+def text_dates(frame: Frame) -> list[str]:
+    """The text columns whose names say they hold dates (a CSV's dates are read as text), surest first."""
+    ranked = [(rank, c) for c in frame.text() if (rank := _date_rank(c)) is not None]
+    return [c for _, c in sorted(ranked, key=lambda r: r[0])]
+
+
+# the last line of a failed pd.to_datetime: "ValueError: time data "x" doesn't match format …, at position 3. You might …"
+_UNREAD = re.compile(r"^(?:[\w.]*\.)?(?:DateParseError|ValueError|OutOfBoundsDatetime|ParserError): (.+?)(?:\. You might.*)?$",
+                     re.M)
+
+
+def unread_dates(name: str, col: str) -> Callable[[str], str | None]:
+    """The reader of a failed ``pd.to_datetime(name[col])``: which value pandas could not read, and
+    what to do (a traceback's last line is what says it, and a long traceback is shown cut)."""
+    def said(output: str) -> str | None:
+        found = _UNREAD.findall(output)
+        if not found:
+            return None
+        return (f"`{col}` of `{name}` holds text that pandas cannot read as a date ({found[-1]}): correct those "
+                f"values, or ask again naming how to read them (pd.to_datetime(…, format=\"mixed\") for several "
+                f"formats, errors=\"coerce\" to leave the unreadable ones missing)")
+    return said
 
 
 def _date_rank(name: str) -> int | None:
@@ -212,7 +261,9 @@ def _date_rank(name: str) -> int | None:
 
 def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step:
     """The groups' totals of ``value``, ranked as asked (``key``: the groupby argument's code)."""
-    ranked = (f"{'nsmallest' if order.smallest else 'nlargest'}({order.top.group(1)})" if order.top
+    # "the top 1": the groups tied with it too (keep="all"), not the first pandas meets
+    ties = ', keep="all"' if order.top and order.top.group(1) == "1" else ""
+    ranked = (f"{'nsmallest' if order.smallest else 'nlargest'}({order.top.group(1)}{ties})" if order.top
               else "sort_values()" if order.smallest else "sort_values(ascending=False)")
     code = f"{name}.groupby({key})[{literal(value)}].{order.stat}().{ranked}"
     what = f"{order.word()} {value}"
@@ -220,7 +271,8 @@ def _total_step(name: str, key: str, by: str, value: str, order: _Order) -> Step
     if order.top:
         top = order.top.group(1)
         return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {'bottom' if order.smallest else 'top'} {top}",
-                    reads=_ranked_reader(name, by, lambda out: _top_said(by, what, out, order.smallest)))
+                    reads=_ranked_reader(name, by, lambda out: _top_said(by, what, out, order.smallest)
+                                         if top != "1" else _largest_said(by, order.ranked(value), out)))
     first = "smallest" if order.smallest else "largest"
     return Step("python", {"code": code}, f"{doing} by {by} in `{name}`, {first} first",
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, order.ranked(value), out)))
@@ -245,4 +297,4 @@ def _count_step(name: str, key: str, by: str, order: _Order) -> Step:
                 reads=_ranked_reader(name, by, lambda out: _largest_said(by, f"{most} rows", out, count=True)))
 
 
-__all__ = ["GROUP", "group_stat", "largest_group", "rows_counted"]
+__all__ = ["GROUP", "group_stat", "largest_group", "rows_counted", "rows_per_period", "text_dates", "unread_dates"]

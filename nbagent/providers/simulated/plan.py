@@ -101,8 +101,10 @@ _STAT_ASKED = re.compile(rf"\b(?:{'|'.join(statistics.STATS)})\b", re.I)
 def _stats(prompt: str) -> list[str]:
     found = [s for w, s in statistics.STATS.items() if re.search(rf"\b{w}\b", prompt, re.I)]
     asked = frames.intents(prompt)
-    if "largest_group" in asked:  # "the largest total" is the group's total, not the column's
+    if {"largest_group", "paid_rows", "second"} & set(asked):  # "the largest total" is the group's total, not the column's
         found = [s for s in found if s not in ("sum", "max", groups.group_stat(prompt))]
+    if "share" in asked:  # "the share of each region in total sales": the shares' own totals
+        found = [s for s in found if s != "sum"]
     if "filled" in asked:  # "fill the missing prices with the median": what to fill with, not a question
         found = [s for s in found if s != fill_stat(prompt)]
     return list(dict.fromkeys(found))

@@ -17,7 +17,10 @@ from .step import Step
 
 _PLOT_WORDS = re.compile(r"\b(plot|chart|graph|draw|visuali[sz]e|histogram|scatter|bar ?chart)\b", re.I)
 # "Why is this plot empty?" asks about a figure; it does not ask for one.
-ABOUT_A_PLOT = _ABOUT_A_PLOT = re.compile(r"\b(why|what|how)\b[^.?!]*\b(this|that|the|my)\s+(plot|chart|graph|figure)\b", re.I)
+# "why is the plot empty": the rest of the sentence, at most 300 characters (not "[^.?!]*": from each
+# why/what/how of a long prompt without a sentence end it scanned to the end and back, quadratic)
+ABOUT_A_PLOT = _ABOUT_A_PLOT = re.compile(
+    r"\b(why|what|how)\b[^.?!]{0,300}?\b(this|that|the|my)\s+(plot|chart|graph|figure)\b", re.I)
 
 
 class _AsksForAPlot:

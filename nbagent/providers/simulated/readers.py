@@ -109,6 +109,13 @@ def dtypes(output: str) -> dict[str, str] | None:
     return dict(_dtype_row(label, value) for label, value in found[0])
 
 
+def dtypes_shown(output: str) -> dict[str, str] | None:
+    """The dtypes a wide frame's ``.dtypes`` shows: pandas cuts a Series of more than 60 rows to its
+    first and last 30 ("..." between); None if the output is no ``.dtypes`` at all."""
+    found = series_rows(output)
+    return None if found is None else dict(_dtype_row(label, value) for label, value in found[0])
+
+
 def _dtype_row(label: str, value: str) -> tuple[str, str]:
     """A row whose dtype has a space in it (a time zone: "ts    datetime64[ns, UTC]") is cut at
     that space by :func:`series_rows`; join the dtype back together."""
@@ -130,5 +137,6 @@ def money(value: float) -> str:
     return f"{value:,.2f}"
 
 
-__all__ = ["dtypes", "frame_rows", "is_date", "is_empty_series", "is_numeric", "money", "number", "number_text", "result_of",
+__all__ = ["dtypes", "dtypes_shown", "frame_rows",
+           "is_date", "is_empty_series", "is_numeric", "money", "number", "number_text", "result_of",
            "series_rows", "shape"]

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from . import readers
 from .columns import Frame, column, literal, matches, named, without_frame
 from .step import Step
+from .text_conditions import TEXT_CLAUSE, TEXT_CONDITION, text_condition
 
 # "50k" is 50,000; any other letter on the number ("20x", "3rd") makes it no condition, not the
 # number before it ("salary above 50k" was salary > 50). A comma before three digits groups
@@ -26,12 +27,18 @@ _CONDITION = (r"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?(above|over|greater than|more t
 # The condition is looked for within the sentence that asks (at most 200 characters on), so that a
 # long prompt with many "how many" costs linear time, not a rescan of the rest per "how many".
 # A second condition joined to the first ("units at least 3 and revenue above 100"): both apply.
-_AND = re.compile(rf"\s*,?\s*(and|or)\s+(?:the\s+|a\s+|its\s+|their\s+)?{_CONDITION}", re.I)
-ROWS_WHERE = re.compile(rf"\bhow many\b[^.?!\n]{{0,200}}?{_CONDITION}", re.I)
-""""How many rows have price above 20": a count of the rows meeting a condition, not the frame's shape."""
-ROWS_SHOWN = re.compile(rf"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{{0,200}}?{_CONDITION}",
-                        re.I)
-""""Show the orders with price above 20", "which rows have quantity at least 5": the rows themselves."""
+_AND = re.compile(r"\s*,?\s*(and|or)\s+(?:the\s+|a\s+|its\s+|their\s+)?", re.I)
+# the joined condition, on a number or on text ("price above 10 and region is North"); its groups are
+# numbered as in ROWS_WHERE / ROWS_SHOWN / _ANYWHERE, so that one reader reads both
+_JOINED = re.compile(rf"{_CONDITION}|{TEXT_CLAUSE}", re.I)
+_HOW_MANY = r"\bhow many\b[^.?!\n]{0,200}?"
+_SHOW = r"\b(?:show|list|display|find|get|filter|select|give me|which)\b[^.?!\n]{0,200}?"
+ROWS_WHERE = re.compile(rf"{_HOW_MANY}(?:{_CONDITION}|{TEXT_CONDITION})", re.I)
+""""How many rows have price above 20", "… where region is North": a count of the rows meeting a
+condition, not the frame's shape."""
+ROWS_SHOWN = re.compile(rf"{_SHOW}(?:{_CONDITION}|{TEXT_CONDITION})", re.I)
+""""Show the orders with price above 20", "which rows have quantity at least 5", "the orders where
+region is North": the rows themselves."""
 # Words before "fill" in its sentence that do not ask for it: a negation ("don't fill …", "without
 # filling") or a question about it ("should I fill …", "how would I fill …"): the frame is the
 # user's, changed only when they ask for the change ("can you fill …", "please fill …" do).
@@ -43,7 +50,7 @@ FILLED = re.compile(rf"(?:^|(?<=[.?!\n]))(?:(?!\b{_NOT_ASKED}\b)[^.?!\n])*?"
                     r"[^.?!\n]{0,80}?\bwith\s+(?:the\s+|a\s+|its\s+|their\s+)?(?:column'?s?\s+)?"
                     r"(?P<how>mean|average|median|zero|-?\d+(?:\.\d+)?)\b", re.I)
 """"Fill the missing prices with the median": missing values filled; not "don't fill …", nor "should I fill …"."""
-_ANYWHERE = re.compile(_CONDITION, re.I)
+_ANYWHERE = re.compile(rf"(?:{_CONDITION}|{TEXT_CONDITION})", re.I)
 _SENTENCE_END = re.compile(r"[.?!;](?!\d)|\n")
 _ROWS_ASKED = re.compile(r"\b(?:how many|show|list|display|give me|filter|select|count)\b", re.I)
 _COMPARISONS = {"above": ">", "over": ">", "greater than": ">", "more than": ">", "below": "<", "under": "<",
@@ -67,25 +74,36 @@ class Condition(NamedTuple):
 
 
 def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition | list[Step] | str:
-    """The mask code of the prompt's condition (``orders["price"] > 20``; two joined by "and" / "or"
-    both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
+    """The mask code of the prompt's condition (``orders["price"] > 20``, ``orders["region"] == "North"``;
+    two joined by "and" / "or" both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
     text = without_frame(frame.name, prompt, frame.columns)
     m = pattern.search(text)
-    col = matches(m.group(1), frame.columns) if m else None
-    if m is None or col is None:
+    first = _one(frame, m) if m else None
+    if first is None:
         return frame.no_column("to compare")
+    join = _AND.match(text, first.end)
+    more = _JOINED.match(text, join.end()) if join else None
+    if join is None or more is None:
+        return first
+    second = _one(frame, more)
+    if second is None:  # never a condition left out silently: the rows would not be the ones asked for
+        return f"I could not tell which column of `{frame.name}` the condition after \"{join.group(1)}\" compares."
+    joined = "&" if join.group(1).lower() == "and" else "|"
+    return Condition(f"({first.mask}) {joined} ({second.mask})", f"{first.said} {join.group(1).lower()} {second.said}",
+                     first.start, second.end)
+
+
+def _one(frame: Frame, m: re.Match[str]) -> Condition | None:
+    """The condition ``m`` found, on a number (groups 1-4) or on text ("region is North"); None when
+    its word names no column."""
+    if m.group(1) is None:
+        on_text = text_condition(frame.name, matches(m.group("col"), frame.columns), m)
+        return None if on_text is None else Condition(*on_text)
+    col = matches(m.group(1), frame.columns)
+    if col is None:
+        return None
     op, number = _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
-    mask, said = f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}"
-    more = _AND.match(text, m.end())
-    if more is None:
-        return Condition(mask, said, m.start(), m.end())
-    other = matches(more.group(2), frame.columns)
-    if other is None:  # never a condition left out silently: the rows would not be the ones asked for
-        return f"I could not tell which column of `{frame.name}` the condition after \"{more.group(1)}\" compares."
-    op2, number2 = _COMPARISONS[more.group(3).lower()], _number(more.group(4), more.group(5))
-    joined = "&" if more.group(1).lower() == "and" else "|"
-    return Condition(f"({mask}) {joined} ({column(frame.name, other)} {op2} {number2})",
-                     f"{said} {more.group(1).lower()} {other} {op2} {number2}", m.start(), more.end())
+    return Condition(f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}", m.start(), m.end())
 
 
 def rows_condition(frame: Frame, prompt: str, asks: re.Pattern[str]) -> Condition | None:
@@ -138,10 +156,28 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
         code = f"({mask}).groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
         return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
                      reads=lambda out: _per_group_said(frame.name, what, by, out))]
+    counted = _counted_column(frame, text)  # "how many customers have price above 10": distinct customers, not rows
+    if counted is not None and frame.dtypes is None and not frame.looked:
+        return [frame.look(quiet=True)]  # a number column ("how many units …") is no one to count
+    if counted is not None and counted not in frame.numeric():
+        code = f"{frame.name}.loc[{mask}, {literal(counted)}].nunique()"
+        return [Step("python", {"code": code}, f"count the distinct {counted} values of the rows with {what}",
+                     reads=lambda out: None if (n := readers.number(out)) is None
+                     else f"{int(n):,} distinct {counted} values of `{frame.name}` have a row with {what}")]
     code = f"({mask}).sum()"
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
                  reads=lambda out: None if (n := readers.number(out)) is None
                  else f"{_rows(int(n), frame.name)} {what}")]
+
+
+_COUNTED = re.compile(r"\bhow many\s+(?:different\s+|distinct\s+|unique\s+)?(\w+)", re.I)
+
+
+def _counted_column(frame: Frame, text: str) -> str | None:
+    """The column "how many customers …" counts (its distinct values), None for rows ("how many
+    rows", "how many orders" of a frame called orders)."""
+    m = _COUNTED.search(text)
+    return matches(m.group(1), frame.columns) if m else None
 
 
 _PER_GROUP = re.compile(r"\b(?:each|per|every|by)\s+(\w+)", re.I)

@@ -10,13 +10,18 @@ from __future__ import annotations
 import re
 
 from . import readers
-from .columns import Frame, literal, matches, without_frame
+from .columns import Frame, column, literal, matches, without_frame
+from .groups import text_dates, unread_dates
 from .step import Step
 
 SORTED = re.compile(r"\bsort(?:ed)?\b[^.?!\n]{0,60}?\bby\s+(?:the\s+)?(\w+)(?P<rest>[^.?!\n]{0,120})", re.I)
 """"Sort `orders` by price", "sorted by the price in descending order"."""
 # "by price and quantity", "by region, price and units": keys listed after the first (each must be a column)
 _LISTED = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:the\s+)?(\w+)", re.I)
+# a key's own direction said before the next listed key ("by price, largest first, and quantity")
+_KEY_ORDER = re.compile(r"\s*,?\s*(?:in\s+)?(?:(?:desc|asc)\w*|(?:de|in)creasing|reversed?"
+                        r"|(?:highest|largest|biggest|most|newest|latest|lowest|smallest|least|oldest|youngest"
+                        r"|earliest)\s+first|(?:from\s+)?\w+\s+to\s+\w+)(?:\s+order)?(?=\s*(?:,|\band\b))", re.I)
 _THEN_BY = re.compile(r"\b(?:then|and\s+then|and)\s+by\s+(?:the\s+)?(\w+)", re.I)
 _DESCENDING = re.compile(r"\b(?<!not )(?:desc\w*|decreasing|reverse|(?:highest|largest|biggest|most|newest|latest)"
                          r"(?:\s+\w+)?\s+first|from (?:the )?(?:highest|largest|biggest|most|newest|latest)"
@@ -49,9 +54,9 @@ def _keys(frame: Frame, first: str, rest: str) -> list[tuple[str, bool]] | str:
     (up to the next key). Listed keys with no words of their own share the list's last direction
     ("by price and quantity, descending": both)."""
     found, bounds, pos = [(first, 0)], [], 0
-    while (m := _LISTED.match(rest, pos)) and (col := matches(m.group(1), frame.columns)) is not None:
+    while (m := _listed_key(frame, rest, pos)) is not None:
         bounds.append(m.start())
-        found.append((col, m.end()))
+        found.append((matches(m.group(1), frame.columns) or "", m.end()))
         pos = m.end()
     listed = len(found)
     for m in _THEN_BY.finditer(rest, pos):
@@ -66,6 +71,16 @@ def _keys(frame: Frame, first: str, rest: str) -> list[tuple[str, bool]] | str:
         if not words[i].strip(" ,"):
             words[i] = words[i + 1]
     return [(col, _descending(col, said)) for (col, _), said in zip(found, words, strict=True)]
+
+
+def _listed_key(frame: Frame, rest: str, pos: int) -> re.Match[str] | None:
+    """The next key listed at ``pos`` ("and quantity"), maybe after the previous key's own
+    direction (", largest first, and quantity"); None when no column is listed there."""
+    m = _LISTED.match(rest, pos)
+    if m is None or matches(m.group(1), frame.columns) is None:
+        said = _KEY_ORDER.match(rest, pos)
+        m = _LISTED.match(rest, said.end()) if said else None
+    return m if m is not None and matches(m.group(1), frame.columns) is not None else None
 
 
 def _sort_code(name: str, keys: list[tuple[str, bool]]) -> str:
@@ -139,10 +154,12 @@ def top_rows(frame: Frame, prompt: str) -> list[Step] | str:
     # "show the first 3" (the last 2 by date are the latest, not the earliest)
     largest = m.group(1).lower() in ("top", "last")
     n = int(m.group(2))
-    code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)})"
+    ties = ', keep="all"' if n == 1 else ""  # "the top 1 row": those tied with it too
+    code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)}{ties})"
     which = "largest" if largest else "smallest"
     return [Step("python", {"code": code}, f"find the {n} rows of `{frame.name}` with the {which} {col}",
                  reads=lambda out: None if (got := readers.frame_rows(out)) is None
+                 else f"{got:,} rows of `{frame.name}` tie for the {which} {col}" if n == 1 and got > 1
                  else f"the {got:,} rows of `{frame.name}` with the {which} {col}", shows=True)]
 
 
@@ -164,30 +181,50 @@ def first_rows(frame: Frame, prompt: str) -> list[Step] | str:
                  else f"the {which} {got:,} rows of `{frame.name}`", shows=True)]
 
 
-AGED = re.compile(r"\b(\d{1,4})\s+(oldest|youngest|newest|latest|earliest|most\s+recent)\b", re.I)
-""""The 3 oldest people", "the 5 most recent orders": the rows with the largest (smallest) age or date."""
+AGED = re.compile(r"\b(?:(\d{1,4})|the)\s+(oldest|youngest|newest|latest|earliest|most\s+recent)\b(?!\s+first\b)", re.I)
+""""The 3 oldest people", "the 5 most recent orders", "the latest order": the rows with the largest
+(smallest) age or date; not "oldest first" (a sort's order)."""
 
 
 def aged_rows(frame: Frame, prompt: str) -> list[Step] | str:
     """``people.nlargest(3, "age")`` for "the 3 oldest" (of an age column; of a date, the earliest:
-    ``orders.nsmallest(3, "date")``), ``nlargest`` of the date for "the 5 newest / latest / most recent"."""
+    ``orders.nsmallest(3, "date")``), ``nlargest`` of the date for "the 5 newest / latest / most
+    recent"; a date read from a CSV as text is parsed first (``pd.to_datetime``), and "the latest
+    order" (one) shows any tied with it (``keep="all"``)."""
     m = AGED.search(prompt)
     if m is None:
         return f"I could not tell which rows of `{frame.name}` to show."
     word = m.group(2).lower()
     ages = [c for c in frame.columns if _AGES.search(c)] if word in ("oldest", "youngest") else []
     dates = [c for c, t in (frame.dtypes or {}).items() if t.startswith("datetime")]
-    col = next(iter(ages or dates), None)
+    texts = text_dates(frame) if frame.dtypes is not None and not ages and not dates else []
+    col = next(iter(ages or dates or texts), None)
     if col is None:
         if frame.dtypes is None and not frame.looked:
             return [frame.look(quiet=True)]
         return f"I found no age or date column in `{frame.name}` to tell the {word} rows by."
     largest = (word == "oldest") == bool(ages)
-    n = int(m.group(1))
-    code = f"{frame.name}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)})"
-    return [Step("python", {"code": code}, f"find the {n} {word} rows of `{frame.name}` by {col}",
-                 reads=lambda out: None if (got := readers.frame_rows(out)) is None
-                 else f"the {got:,} {word} rows of `{frame.name}` by {col}", shows=True)]
+    n = int(m.group(1)) if m.group(1) else 1
+    source = f"{frame.name}.assign({col}=pd.to_datetime({column(frame.name, col)}))" if texts else frame.name
+    ties = ', keep="all"' if n == 1 else ""  # the one asked for may tie: all of them, not the first found
+    code = f"{source}.{'nlargest' if largest else 'nsmallest'}({n}, {literal(col)}{ties})"
+    code = f"import pandas as pd\n\n{code}" if texts else code
+    parsed = f" (reading `{col}`, which holds text, as dates)" if texts else ""
+    return [Step("python", {"code": code}, f"find the {n} {word} rows of `{frame.name}` by {col}{parsed}",
+                 reads=lambda out: _aged_said(frame.name, word, col, n, out, parsed), shows=True,
+                 on_error=unread_dates(frame.name, col) if texts else None)]
+
+
+def _aged_said(name: str, word: str, col: str, n: int, output: str, parsed: str) -> str | None:
+    """"the latest row of `orders` by date", or the rows tied for it ("2 rows tie for the latest …")."""
+    got = readers.frame_rows(output)
+    if got is None:
+        return None
+    if n == 1 and got == 1:
+        return f"the {word} row of `{name}` by {col}{parsed}"
+    if n == 1:
+        return f"{got:,} rows of `{name}` tie for the {word} {col}{parsed}"
+    return f"the {got:,} {word} rows of `{name}` by {col}{parsed}"
 
 
 __all__ = ["AGED", "FIRST_ROWS", "aged_rows", "SORTED", "TOP_ROWS", "first_rows", "sorted_by", "top_rows"]

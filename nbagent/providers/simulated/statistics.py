@@ -77,6 +77,9 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     if by and values:
         code = f"{within}.groupby({literal(by)})[{literal(values[0])}].{stat}()"
         return Step("python", {"code": code}, f"compute the {word} {values[0]} per {by} in `{name}`{among}")
+    if by and not chosen[1:]:  # "the total sales per region" (no number column named): each numeric column's, per region
+        code = f"{within}.groupby({literal(by)}).{stat}(numeric_only=True)"  # not region's own (its names glued)
+        return Step("python", {"code": code}, f"compute the {word} of each numeric column per {by} in `{name}`{among}")
     if len(chosen) > 1:  # "the mean price and quantity": one call, one row each
         picked = f"[{', '.join(map(literal, chosen))}]"
         code = f"{name}.loc[{rows.mask}, {picked}].{stat}()" if rows else f"{name}[{picked}].{stat}()"

@@ -1,0 +1,100 @@
+"""The cells the offline model writes run in the user's kernel after Allow: they never overwrite a
+variable of the user's, and a condition computes the rows asked for (each cell run on a live frame)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from .test_simulated_rule_code import agent_with, codes_and_answer, run
+from .test_simulated_sales_questions import SALES
+
+
+async def test_the_selected_rows_never_overwrite_a_users_variable_of_that_name(tmp_path: Path) -> None:
+    mine = pd.DataFrame({"kept": [1, 2]})
+    ns = {"sales": SALES.copy(), "sales_selected": mine}
+    agent = agent_with(ns, tmp_path)
+    codes, _ = await codes_and_answer(agent, "Which customer spent the most for quantity above 1 in `sales`?")
+    # before: sales_selected = sales[…], the user's own sales_selected replaced without a word
+    assert codes[-1].startswith('sales_selected_2 = sales[sales["quantity"] > 1]\n')
+    assert ns["sales_selected"] is mine
+
+
+async def test_the_shares_never_overwrite_a_users_variable_of_that_name(tmp_path: Path) -> None:
+    mine = [1, 2, 3]
+    ns = {"sales": SALES.copy(), "sales_spent": mine}
+    agent = agent_with(ns, tmp_path)
+    codes, _ = await codes_and_answer(agent, "What is the share of each region in total sales in `sales`?")
+    assert codes[-1].startswith('sales_spent_2 = sales["price"] * sales["quantity"]\n')
+    assert ns["sales_spent"] is mine
+
+
+MESSY = SALES.assign(price=[12.0, None, 15.0, 30.0, 12.0, 5.0, 9.0], customer=["ann", "bob", "a(n)", "cy", "bob", None, "ann"])
+"""A missing price and customer, and a name with a bracket."""
+
+
+async def test_where_a_column_is_missing_selects_its_missing_values(tmp_path: Path) -> None:
+    agent = agent_with({"sales": MESSY.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show `sales` where price is missing")
+    # before: sales[sales["price"] == "missing"] and "no row of `sales` has price == "missing""
+    assert codes[0] == 'sales[sales["price"].isna()]'
+    assert "1 row of `sales` has price missing" in answer
+    codes, answer = await codes_and_answer(agent, "Show the rows of `sales` where price is not null")
+    assert codes[0] == 'sales[sales["price"].notna()]'
+    assert f"{MESSY['price'].notna().sum()} rows of `sales` have price not missing" in answer
+
+
+async def test_a_text_condition_joined_to_a_number_condition_applies_both(tmp_path: Path) -> None:
+    agent = agent_with({"sales": MESSY.copy()}, tmp_path)
+    expected = int(((MESSY["region"] == "North") & (MESSY["price"] > 10)).sum())
+    assert expected == 2  # region North alone is 3 rows, price above 10 alone 4
+    for prompt, code in [
+        ("Show `sales` where region is North and price above 10",
+         'sales[(sales["region"] == "North") & (sales["price"] > 10)]'),
+        ("Show `sales` where price above 10 and region is North",
+         'sales[(sales["price"] > 10) & (sales["region"] == "North")]'),
+    ]:
+        codes, answer = await codes_and_answer(agent, prompt)
+        # before: the second condition dropped without a word (region alone, or price alone)
+        assert codes == [code]
+        assert f"{expected} rows of `sales` have" in answer
+
+
+async def test_contains_finds_the_text_as_typed_not_as_a_regular_expression(tmp_path: Path) -> None:
+    agent = agent_with({"sales": MESSY.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show `sales` where customer contains '('")
+    # before: .str.contains("(", na=False) raised re.error (missing ), unterminated subpattern)
+    assert codes == ['sales[sales["customer"].str.contains("(", na=False, regex=False)]']
+    assert "1 row of `sales` has customer containing \"(\"" in answer
+
+
+@pytest.mark.parametrize(("dates", "prompt", "unread"), [
+    (["2024-01-05", "2024-02-10", "not a date"], "Show the latest order in `sales`", "not a date"),
+    (["2024-01-05", "02/10/2024", "2024-03-01"], "How many orders per month in `sales`?", "02/10/2024"),
+    (["2024-01-05", "2024-02-10", "soon"], "Which month has the highest total price in `sales`?", "soon"),
+])
+async def test_dates_pandas_cannot_read_are_said_with_the_value_and_what_to_do(
+        tmp_path: Path, dates: list[str], prompt: str, unread: str) -> None:
+    sales = pd.DataFrame({"customer": ["a", "b", "c"], "price": [1.0, 2.0, 3.0], "date": dates})
+    agent = agent_with({"sales": sales}, tmp_path)
+    _, answer = await run(agent, prompt)
+    # before: only the head of the traceback (pandas' internals), its last line, which names the value, cut off
+    lead = answer.split("\n")[0]
+    assert lead.startswith("(simulated model) `date` of `sales` holds text that pandas cannot read as a date (")
+    assert f'"{unread}"' in lead or f": {unread}" in lead
+    assert 'format="mixed"' in lead and 'errors="coerce"' in lead
+    assert list(sales["date"]) == dates  # the user's column is still the text it was
+
+
+async def test_a_frame_of_more_than_60_columns_is_answered_after_its_look(tmp_path: Path) -> None:
+    wide = pd.DataFrame({f"feature_{i}": [0.0] * 7 for i in range(200)}).assign(**SALES)
+    agent = agent_with({"sales": wide}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which customer in `sales` spent the most?")
+    # before: pandas cut the 205 dtypes to the first and last 30 ("..."), read as no .dtypes at all:
+    # "`sales` does not look like a DataFrame (its `.dtypes` failed), so I wrote no pandas code for it."
+    assert codes[-1] == ('(sales.assign(spent=sales["price"] * sales["quantity"])\n'
+                         ' .groupby("customer")["spent"].sum().sort_values(ascending=False))')
+    spent = (SALES["price"] * SALES["quantity"]).groupby(SALES["customer"]).sum().sort_values(ascending=False)
+    assert f"{spent.index[0]} has the largest total spent ({spent.iloc[0]:,.2f}) by customer" in answer
