@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 def load(shell: "InteractiveShell") -> AgentMagics:
     """Register magics and the transformer on ``shell`` (idempotent)."""
+    _refuse_start_folder(shell)
     active = magics_api.active()
     if isinstance(active, AgentMagics) and active.shell is shell:
         return active
@@ -31,6 +32,17 @@ def load(shell: "InteractiveShell") -> AgentMagics:
     completion.install(shell, magics)  # Tab on a %agent / %%agent line
     magics_api.set_active(magics)
     return magics
+
+
+def _refuse_start_folder(shell: "InteractiveShell") -> None:
+    """nbagent's own imports never take a module from the folder the kernel started in (the notebook's),
+    also after ``%cd``: a python3 kernel keeps it on ``sys.path`` by absolute path (engine.disk.own_imports).
+    IPython's directory history starts with it (``_dh[0]``), whatever ``%cd`` came before ``%load_ext``."""
+    from ..engine.disk.own_imports import also_refuse
+
+    history = getattr(getattr(shell, "history_manager", None), "dir_hist", None)
+    if history:
+        also_refuse(str(history[0]))
 
 
 def unload(shell: "InteractiveShell") -> None:

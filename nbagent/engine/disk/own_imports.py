@@ -13,7 +13,10 @@ warm-up thread, the main thread while a prompt first imports what it needs or an
 runs, the ``%agent serve`` server's thread, MCP's ``jsonschema`` import, Pillow's plugins (which a
 read of an image output loads) and pygments' formatter (which a card showing code loads). A module
 they would find in the working folder is not found (where the folder comes first, as IPython puts it
-on other kernels, the installed one is taken). Other threads, and the main thread while a cell's
+on other kernels, the installed one is taken). Nor one in the folder the kernel started in
+(:func:`also_refuse`): a python3 kernel (``python -m ipykernel_launcher``) has it on ``sys.path`` by its
+absolute path, which stays there after ``%cd data``, so the folder's ``pyarrow.py`` ran when the warm-up
+imported pandas once the working folder was another. Other threads, and the main thread while a cell's
 code (the user's, or a tool call's you allowed) runs, import as Python does: the user's
 ``helpers.py`` still imports.
 """
@@ -31,17 +34,24 @@ from typing import Iterator, Sequence
 
 _marked = threading.local()
 _install_lock = threading.Lock()
+_also: set[str] = set()  # real paths of folders refused besides the working one (see also_refuse)
 
 
 class FolderImportBlocked(ModuleNotFoundError):
     """A module nbagent's own imports would have taken from the notebook's folder."""
 
 
-def _in_folder(spec: ModuleSpec, folder: str) -> bool:
-    """Whether ``spec`` is a module or package directly in ``folder``."""
+def also_refuse(folder: str) -> None:
+    """nbagent's own imports refuse a module in ``folder`` too, wherever the working folder is
+    (the kernel's start folder: the notebook's, on ``sys.path`` by absolute path in a python3 kernel)."""
+    _also.add(os.path.realpath(folder))
+
+
+def _in_folder(spec: ModuleSpec, folders: set[str]) -> bool:
+    """Whether ``spec`` is a module or package directly in one of ``folders``."""
     places = [os.path.dirname(spec.origin)] if spec.has_location and spec.origin else []
     places += [os.path.dirname(location) for location in spec.submodule_search_locations or ()]
-    return any(os.path.realpath(place) == folder for place in places)
+    return any(os.path.realpath(place) in folders for place in places)
 
 
 class _FolderFinder(importlib.abc.MetaPathFinder):
@@ -69,10 +79,10 @@ class _FolderFinder(importlib.abc.MetaPathFinder):
 def _not_from_the_folder(fullname: str, spec: ModuleSpec, target: ModuleType | None) -> ModuleSpec:
     """``spec``, or where it is in the working folder, the installed module of that name (IPython
     puts the folder first on other kernels), else :class:`FolderImportBlocked`."""
-    folder = os.path.realpath(os.curdir)
-    if not _in_folder(spec, folder):
+    folders = {os.path.realpath(os.curdir), *_also}
+    if not _in_folder(spec, folders):
         return spec
-    paths = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != folder]
+    paths = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) not in folders]
     elsewhere = PathFinder.find_spec(fullname, paths, target)
     if elsewhere is None:
         raise FolderImportBlocked(f"No module named {fullname!r} (nbagent does not import it from the "
@@ -97,4 +107,4 @@ def installed_only() -> Iterator[None]:
         _marked.on = before
 
 
-__all__ = ["FolderImportBlocked", "installed_only"]
+__all__ = ["FolderImportBlocked", "also_refuse", "installed_only"]
