@@ -220,8 +220,15 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def is_env_name(value: object) -> bool:
     """Whether ``value`` can name an environment variable (a ``*_env`` field): a key pasted there
-    instead (``sk-ant-…``) is never one, and must not be echoed as a variable's name."""
-    return isinstance(value, str) and ENV_NAME.fullmatch(value) is not None
+    instead (``sk-ant-…``) is never one, and must not be echoed as a variable's name. Nor is one of
+    letters, digits and ``_`` only, shaped as a key (``hf_…``, ``ghp_…``, a random token): it passed
+    as a name, and was kept, listed by ``%config AgentMagics`` and echoed as a variable "not set"."""
+    from ..engine.credentials.embedded_secrets import looks_like_token
+    from ..engine.credentials.key_shapes import redact_shapes
+
+    if not isinstance(value, str) or ENV_NAME.fullmatch(value) is None:
+        return False
+    return not looks_like_token(value) and redact_shapes(value) == value
 
 
 def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:

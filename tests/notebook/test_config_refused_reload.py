@@ -98,3 +98,30 @@ def test_an_unset_variable_named_in_a_profile_file_is_named_but_a_pasted_key_is_
         with pytest.raises(EndpointError) as caught:
             endpoint_from_row("prod", {"base_url": "http://127.0.0.1:9", "api_key_env": var}, environ={})
         assert (var in str(caught.value)) is shown, caught.value
+
+
+# keys of letters, digits and '_' only: they passed as a variable's name (built here, no literal key in the source)
+WORD_KEYS = ["hf_" + "aB3xQ9kLm2Zp7Rt4Vw8Yc1Nd6Fg5Hj0Ks", "ghp_" + "aB3xQ9kLm2Zp7Rt4Vw8Yc1Nd6Fg5Hj0Ks12",
+             "a9F3kQ2mZ8pL4tR7" + "vW1xC6bN5dH0jS3e"]
+
+
+@pytest.mark.parametrize("key", WORD_KEYS)
+def test_a_key_of_name_characters_pasted_where_its_variables_name_goes_is_refused(ip, caplog, capsys, key):  # noqa: F811
+    # before (atk28): is_env_name took any [A-Za-z_][A-Za-z0-9_]*: an hf_/ghp_/random token was kept,
+    # listed by %config AgentMagics and echoed by the next prompt as "the environment variable hf_… is not set"
+    from nbagent.providers.endpoints import EndpointError, endpoint_from_row
+
+    ip.run_cell(f"%config AgentMagics.endpoints = {{'gw': {{'base_url': 'http://127.0.0.1:9', 'auth_token_env': {key!r}}}}}")
+    ip.run_cell("%config AgentMagics")
+    said = " ".join(r.getMessage() for r in caplog.records) + "".join(capsys.readouterr())
+    assert "refused, not kept" in said and key not in said and key not in repr(ip.config), said
+    with pytest.raises(EndpointError) as caught:
+        endpoint_from_row("gw", {"base_url": "http://127.0.0.1:9", "auth_token_env": key}, environ={})
+    assert key not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["ANTHROPIC_API_KEY", "MY_GATEWAY_TOKEN", "GW_KEY_2", "my_token", "Token2024"])
+def test_a_variables_name_still_passes_as_one(name):
+    from nbagent.providers.endpoints import is_env_name
+
+    assert is_env_name(name)
