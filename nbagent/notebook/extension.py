@@ -36,7 +36,7 @@ def load(shell: "InteractiveShell") -> AgentMagics:
 
 def _refuse_start_folder(shell: "InteractiveShell") -> None:
     """nbagent's own imports never take a module from the folder the kernel started in (the notebook's),
-    also after ``%cd``: a python3 kernel keeps it on ``sys.path`` by absolute path (engine.disk.own_imports).
+    also after ``%cd``, where it is on ``sys.path`` by its absolute path (engine.disk.own_imports).
     IPython's directory history starts with it (``_dh[0]``), whatever ``%cd`` came before ``%load_ext``."""
     from ..engine.disk.own_imports import also_refuse
 

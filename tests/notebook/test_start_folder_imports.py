@@ -9,7 +9,7 @@ from pathlib import Path
 
 SCRIPT = """
 import os, sys
-sys.path.insert(0, os.getcwd())  # python -m ipykernel_launcher (the python3 kernel): the start folder, absolute
+sys.path.insert(0, os.getcwd())  # the start folder by absolute path (a cell's sys.path.append(os.getcwd()))
 os.environ.pop("ANTHROPIC_API_KEY", None)
 os.environ["NBAGENT_NO_WARMUP"] = "1"
 from IPython.testing.globalipapp import start_ipython

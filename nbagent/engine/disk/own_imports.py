@@ -14,9 +14,10 @@ runs, the ``%agent serve`` server's thread, MCP's ``jsonschema`` import, Pillow'
 read of an image output loads) and pygments' formatter (which a card showing code loads). A module
 they would find in the working folder is not found (where the folder comes first, as IPython puts it
 on other kernels, the installed one is taken). Nor one in the folder the kernel started in
-(:func:`also_refuse`): a python3 kernel (``python -m ipykernel_launcher``) has it on ``sys.path`` by its
-absolute path, which stays there after ``%cd data``, so the folder's ``pyarrow.py`` ran when the warm-up
-imported pandas once the working folder was another. Other threads, and the main thread while a cell's
+(:func:`also_refuse`): where it is on ``sys.path`` by its absolute path (a cell's
+``sys.path.append(os.getcwd())``, a launcher that leaves ``python -m``'s entry there), it stays there after
+``%cd data``, and the folder's ``pyarrow.py`` ran when the warm-up imported pandas once the working folder
+was another. Other threads, and the main thread while a cell's
 code (the user's, or a tool call's you allowed) runs, import as Python does: the user's
 ``helpers.py`` still imports.
 """
