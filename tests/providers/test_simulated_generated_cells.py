@@ -98,3 +98,28 @@ async def test_a_frame_of_more_than_60_columns_is_answered_after_its_look(tmp_pa
                          ' .groupby("customer")["spent"].sum().sort_values(ascending=False))')
     spent = (SALES["price"] * SALES["quantity"]).groupby(SALES["customer"]).sum().sort_values(ascending=False)
     assert f"{spent.index[0]} has the largest total spent ({spent.iloc[0]:,.2f}) by customer" in answer
+
+
+
+async def test_the_selected_rows_never_overwrite_a_variable_the_facts_name_only(tmp_path: Path) -> None:
+    # before (atk28): in a notebook of many frames the facts (kernel_context.build) name the user's
+    # sales_selected only, in their "Left out (…): …" line, which the offline model did not read:
+    # sales_selected = sales[…] replaced it
+    from nbagent import Agent
+    from nbagent.engine.loop.facts import NotebookState, VariableInfo
+    from nbagent.providers.simulated import SimulatedAPI
+    from nbagent.tools.executor import NamespaceExecutor
+
+    mine = [1, 2]
+    ns = {"sales": SALES.copy(), "sales_selected": mine}
+    line = "Left out (over the facts' budget; use the python tool for them): v50, sales_selected and 1,204 more"
+
+    def facts() -> NotebookState:
+        shown = [VariableInfo("sales", "DataFrame", f"shape {SALES.shape}, columns {list(SALES.columns)}")]
+        return NotebookState(shown, [], None, left_out=line, left_out_names=["v50", "sales_selected"])
+
+    agent = Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path, allow=["python"],
+                  executor=NamespaceExecutor(ns), kernel_facts=facts)
+    codes, _ = await codes_and_answer(agent, "Which customer spent the most for quantity above 1 in `sales`?")
+    assert codes[-1].startswith('sales_selected_2 = sales[sales["quantity"] > 1]\n')
+    assert ns["sales_selected"] is mine

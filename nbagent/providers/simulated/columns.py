@@ -89,7 +89,7 @@ def frame_of(name: str, view: KernelView, calls: Sequence[Call]) -> Frame:
     """What the facts and this turn's looks say about ``name``."""
     known = view.variables.get(name)
     columns = known.columns if known else ()
-    taken = frozenset(view.variables)
+    taken = frozenset(view.variables) | frozenset(view.left_out)
     for call in calls:
         if call.tool == "python" and look_code(name) in call.input.values():
             found = None if call.failed else readers.dtypes(call.output)

@@ -127,6 +127,9 @@ class KernelView:
     last_error: str | None = None
     empty: dict[str, str] = field(default_factory=dict)
     """Variables the facts call empty: a figure's "EMPTY" axes line, a DataFrame's "(no rows)"."""
+    left_out: set[str] = field(default_factory=set)
+    """Variables the facts name only ("Left out (…): a, b and 3 more"): still the user's, so a name the
+    code makes is never one of them (``sales_selected`` of a notebook of many frames was overwritten)."""
 
     def frames(self) -> list[Variable]:
         """The variables with columns (DataFrames), in the facts' order."""
@@ -154,12 +157,18 @@ def _variable(line: str) -> Variable | None:
     return Variable(m.group(1), m.group(2), columns)
 
 
+# "Left out (why; ask for them): a, b and 12 more": the names follow the last "): " (no name has a parenthesis)
+_LEFT_OUT = re.compile(r"^Left out \(.*\)(?::|$)|\band [\d,]+ more$")
+_LEFT_OUT_NAMES = re.compile(r"[A-Za-z_]\w*")
+
+
 def _read_facts(text: str, view: KernelView) -> None:
     """Apply one ``<kernel-state>`` block (a snapshot or a diff) to ``view``."""
     lines = text.splitlines()
     if text.startswith(f"<{FACTS_TAG}>"):  # a full snapshot; a diff leaves unmentioned names as they were
         view.variables.clear()
         view.empty.clear()
+        view.left_out.clear()
     current: str | None = None  # the variable the indented lines below it describe
     for i, line in enumerate(lines):
         var = _variable(line)
@@ -169,6 +178,8 @@ def _read_facts(text: str, view: KernelView) -> None:
             current = var.name
         elif current is not None and line.startswith("    ") and ("EMPTY" in line or line.strip() == "(no rows)"):
             view.empty[current] = line.strip()
+        elif line.startswith("Left out ("):  # a diff says it only when it changed: it replaces the last
+            view.left_out = set(_LEFT_OUT_NAMES.findall(_LEFT_OUT.sub("", line)))
         elif line.startswith("Removed variables: "):
             for name in line[len("Removed variables: "):].split(", "):
                 view.variables.pop(name.strip(), None)
