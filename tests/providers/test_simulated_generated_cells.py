@@ -112,11 +112,11 @@ async def test_the_selected_rows_never_overwrite_a_variable_the_facts_name_only(
 
     mine = [1, 2]
     ns = {"sales": SALES.copy(), "sales_selected": mine}
-    line = "Left out (over the facts' budget; use the python tool for them): v50, sales_selected and 1,204 more"
+    line = "Left out (the kernel context's token budget; ask the python tool for them): v58, v59, sales_selected"
 
     def facts() -> NotebookState:
         shown = [VariableInfo("sales", "DataFrame", f"shape {SALES.shape}, columns {list(SALES.columns)}")]
-        return NotebookState(shown, [], None, left_out=line, left_out_names=["v50", "sales_selected"])
+        return NotebookState(shown, [], None, left_out=line, left_out_names=["v58", "v59", "sales_selected"])
 
     agent = Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path, allow=["python"],
                   executor=NamespaceExecutor(ns), kernel_facts=facts)
