@@ -228,7 +228,18 @@ def is_env_name(value: object) -> bool:
 
     if not isinstance(value, str) or ENV_NAME.fullmatch(value) is None:
         return False
-    return not looks_like_token(value) and redact_shapes(value) == value
+    if redact_shapes(value) != value:
+        return False
+    # Judged by its _-parts where one is a word: ANTHROPIC_KEY_3F9A2C71 (a name with an id's suffix)
+    # was refused whole, as random text mixes classes, and the user could not name their variable.
+    parts = value.split("_")
+    if any(_WORD.fullmatch(part) for part in parts):
+        return not any(looks_like_token(part) for part in parts)
+    return not looks_like_token(value)
+
+
+_WORD = re.compile(r"[A-Z]{3,}|[A-Z]?[a-z]{3,}")
+"""A part of a variable's name that is a word (KEY, Anthropic, token), which a random key's parts seldom are."""
 
 
 def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:

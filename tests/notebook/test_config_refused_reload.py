@@ -125,3 +125,21 @@ def test_a_variables_name_still_passes_as_one(name):
     from nbagent.providers.endpoints import is_env_name
 
     assert is_env_name(name)
+
+
+# names with an id's suffix, as teams name a key per workspace or gateway (rev-atk28)
+ID_SUFFIXED = ["ANTHROPIC_KEY_3F9A2C71", "CLAUDE_KEY_1A2B3C4D5E6F", "PROJ_X9_KEY_A7B2C3", "gw_key_8f3a9c2e1b7d"]
+
+
+@pytest.mark.parametrize("name", ID_SUFFIXED)
+def test_a_variables_name_ending_in_an_id_is_kept_as_its_name(ip, caplog, name):  # noqa: F811
+    # before (rev-atk28): atk28's check judged the whole name as a random key (its id part mixes
+    # letters and digits): %config refused the profile, saying the name was not "letters, digits and _"
+    row = {"base_url": "http://127.0.0.1:9", "auth_token_env": name}
+    try:
+        ip.run_cell(f"%config AgentMagics.endpoints = {{'gw': {row!r}}}")
+        assert not [r for r in caplog.records if "refused" in r.getMessage()]
+        assert magics_mod.active_magics().endpoints == {"gw": row}
+    finally:
+        ip.config.AgentMagics.pop("endpoints", None)
+        ip.run_cell("%reload_ext nbagent")
