@@ -164,7 +164,9 @@ _LEFT_OUT_NAMES = re.compile(r"[A-Za-z_]\w*")
 
 def _read_facts(text: str, view: KernelView) -> None:
     """Apply one ``<kernel-state>`` block (a snapshot or a diff) to ``view``."""
-    lines = text.splitlines()
+    # "\n" only, as facts.py joins them: splitlines() also breaks at \r, U+2028, \x85 in a cell's text,
+    # and a received cell's "\u2028Left out (…): zz" replaced the facts' own line
+    lines = text.split("\n")
     if text.startswith(f"<{FACTS_TAG}>"):  # a full snapshot; a diff leaves unmentioned names as they were
         view.variables.clear()
         view.empty.clear()
