@@ -79,6 +79,18 @@ def history(magics: "MagicsApi", args: Namespace) -> None:
         _display(plot_context_and_cost([r for r in sess.records if shown is None or r.turn <= shown]))
 
 
+def _earlier_only(magics: "MagicsApi") -> str | None:
+    """``%agent cost`` before this kernel's first agent cell, where this notebook's earlier sessions
+    that a restart cut short spent money (or were left out, unsigned): what ``%agent history`` says,
+    counted as cost counts them once a session exists. None: nothing earlier to say."""
+    from ..engine.state.totals import RunningTotals
+
+    earlier, not_added = magics.document.earlier_spend(None), magics.document.earlier_not_signed(None)
+    if (earlier is None or not earlier.requests) and not not_added:
+        return None
+    return "no requests yet in this kernel\n" + spent_line(RunningTotals().of([], 0), 0.0, 0, earlier, not_added)
+
+
 COST_RECENT = 20  # requests whose cache hit share %agent cost lists
 
 
@@ -97,6 +109,10 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
             return
         if magics.document.undone_shown:
             print("no requests yet: the agent cells this kernel reached were undone with %agent rollback")
+            return
+        said = _earlier_only(magics)
+        if said is not None:
+            print(said)
             return
     sess = need_session(magics)
     t = sess.totals

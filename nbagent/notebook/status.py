@@ -77,7 +77,7 @@ def earlier_only_line(earlier: "Spent | None") -> str | None:
     money = fmt_total_cost(earlier.cost_usd, earlier.unpriced_requests, earlier.requests)
     return (f"ⓘ this notebook's earlier session(s) spent {money} "
             f"in {earlier.requests} request(s) before a kernel restart or ■ cut them short (no turn finished); "
-            "%agent cost counts it once an agent cell has run in this kernel.")
+            "%agent cost counts it too.")
 
 
 def replayed_so_far(records: "Sequence[RequestRecord]", shown: int, whole: str, unrowed: int = 0) -> list[str]:

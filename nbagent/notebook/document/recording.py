@@ -139,11 +139,13 @@ class RecordKeeper:
         current = session_name(agent) if agent is not None else None
         return cut_short_spend(self.root, notebook, current) if notebook is not None else None
 
-    def earlier_not_signed(self, agent: Agent) -> int:
+    def earlier_not_signed(self, agent: Agent | None) -> int:
         """How many such sessions are not added: their link is not signed by this user's key (one
-        written before nbagent signed it, a received folder's, or where the key cannot sign)."""
+        written before nbagent signed it, a received folder's, or where the key cannot sign).
+        ``agent`` None: this kernel has no session yet."""
         notebook = self._recording_as()
-        return not_signed(self.root, notebook, session_name(agent)) if notebook is not None else 0
+        current = session_name(agent) if agent is not None else None
+        return not_signed(self.root, notebook, current) if notebook is not None else 0
 
     def forked(self, old_name: str, new: Agent, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name and

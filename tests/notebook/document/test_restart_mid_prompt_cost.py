@@ -152,3 +152,16 @@ def test_history_before_any_cell_ran_again_says_what_the_cut_short_session_spent
 
     assert "no requests yet" in history, history
     assert f"earlier session(s) spent ${before:.4f} in 1 request(s) before a kernel restart" in history, history
+
+
+def test_cost_before_any_cell_ran_again_says_what_the_cut_short_session_spent(cut_short):
+    """After the restart, before the agent cell runs again: ``%agent cost`` failed with "No agent
+    session yet" (stopping Run All there) while ``%agent history`` said what the cut-short session of
+    this notebook had spent. Now cost says it too, counted as it is once a session exists."""
+    folder, d = cut_short
+    before, _ = _spent(folder)
+
+    said = _run(d, "%agent cost")
+
+    assert "no requests yet in this kernel" in said, said
+    assert f"spent ${before:.4f} in 1 request(s) (${before:.4f} in 1 of them by this notebook's earlier" in said, said
