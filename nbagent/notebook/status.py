@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = None,
-               earlier: "Spent | None" = None, not_added: int = 0) -> str:
+               earlier: "Spent | None" = None, not_added: int = 0, unreadable: "Sequence[str]" = ()) -> str:
     """What the session spent (every request billed; a rollback never lowers it), what of it was
     spent before this kernel (``recorded``: a loaded record's turns) and, when a rollback made
     them differ, what the requests of the current history cost. The others were rolled back, or cut
@@ -32,8 +32,10 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     ``t.unpriced_requests`` counts the history's only, so a rolled-back one would read as $0).
     ``earlier``: what this notebook's sessions that a kernel restart (or ■) cut short before any turn
     finished spent (``RecordKeeper.earlier_spend``): added, and said. ``not_added``: how many such
-    sessions were left out, their link not signed by this user's key (``RecordKeeper.earlier_not_signed``):
-    said, so that an index an earlier nbagent wrote does not silently read as $0."""
+    sessions were left out, their link not signed by this user's key (``RecordKeeper.earlier``):
+    said, so that an index an earlier nbagent wrote does not silently read as $0. ``unreadable``: the
+    replay index files left out because they could not be read (``Earlier.unreadable``): named, as
+    the first prompt's refusal names them, so that a damaged one does not silently read as $0."""
     from ..engine.state.totals import Spent
 
     unpriced = t.unpriced_requests if spent_unpriced is None else spent_unpriced
@@ -47,6 +49,9 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     if not_added:
         line += (f" (not added: {not_added} earlier session(s) linked to this notebook's name and cut short before a "
                  "turn finished whose link your key did not sign: written before nbagent signed it, or someone else's)")
+    if unreadable:
+        line += (f" (left out: {len(unreadable)} replay index(es) that could not be read, so any earlier session "
+                 f"of this notebook they name is not added: {'; '.join(unreadable)}; move it aside or restore it)")
     if recorded:
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
@@ -159,8 +164,9 @@ def status(magics: "MagicsApi", args: Namespace) -> None:
     print(f"model        {marked_line(agent.config.model)} ({marked_line(agent.provider.name)})")
     print(f"endpoint     {endpoint_line(agent)}")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    earlier, not_added = magics.document.earlier_spend(agent), magics.document.earlier_not_signed(agent)
-    print(f"money        {spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests, earlier, not_added)}")
+    e = magics.document.earlier(agent)  # one reading of the folder's replay indexes
+    money = spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests, e.spent, e.not_signed, e.unreadable)
+    print(f"money        {money}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     policy = ContextPolicy.parse(agent.config.context)  # stored parsed: the same object
     print(f"policy       {policy} ({' → '.join(policy.layers)})")
