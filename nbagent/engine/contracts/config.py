@@ -232,7 +232,21 @@ def check_model_id(model: object) -> str:
         raise ValueError(f"model must be a model id such as {DEFAULT_MODEL!r}, got {model!r} (see docs/models.md)")
     if model != model.strip():  # "$(cat model.txt)", a pasted id: the API's 404 named no setting either
         raise ValueError(f"model {model!r} has spaces or a line break around it: use {model.strip()!r}")
+    bad = sorted({c for c in model if not (c.isalnum() or c in _MODEL_ID_PUNCTUATION)})
+    if bad or len(model) > _MODEL_ID_MAX:  # a sentence, a quoted string: every prompt would fail at the API
+        why = (f"it has {' '.join(repr(c) for c in bad)}" if bad else f"it is over {_MODEL_ID_MAX} characters")
+        raise ValueError(f"model {model!r} cannot be a model id: {why}. Model ids are letters, digits and "
+                         f"{' '.join(_MODEL_ID_PUNCTUATION)} (as {DEFAULT_MODEL}, anthropic.claude-…-v1:0, "
+                         "claude-…@20250929, openrouter/…, llama3.1:8b); see docs/models.md")
     return model
+
+
+#: What every provider's model ids are made of besides letters and digits: Anthropic's ``-``, Bedrock's
+#: ``anthropic.claude-…-v1:0`` and inference-profile ARNs (``arn:aws:bedrock:…/us.anthropic…``),
+#: Vertex's ``claude-…@2024…``, LiteLLM's and Hugging Face's ``provider/org/model``, Ollama's
+#: ``name:tag`` and quantisations (``q4_K_M``), fine-tunes' ``ft:…``, a local server's ``~/m+lora.gguf``.
+_MODEL_ID_PUNCTUATION = "-_.:/@+~"
+_MODEL_ID_MAX = 512
 
 
 def unpriced_budget_refusal(model: str, prices: Mapping[str, ModelInfo] | None,

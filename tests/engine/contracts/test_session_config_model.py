@@ -25,3 +25,25 @@ def test_a_model_id_with_space_or_a_line_break_around_it_is_refused_naming_the_c
     prompt's request failed at the API (404) naming no setting (review of newcomer pass 25)."""
     with pytest.raises(ValueError, match="has spaces or a line break around it: use 'claude-sonnet-5-5'"):
         SessionConfig(model=model)
+
+
+@pytest.mark.parametrize("model", ["no such model!", "claude sonnet 4.5", "'claude-sonnet-5-5'", "gpt-4o,claude",
+                                   "claude-sonnet-5-5\\n", "$MODEL", "x" * 513])
+def test_a_model_id_no_provider_could_have_is_refused_saying_what_ids_are_made_of(model: str) -> None:
+    """``%config AgentMagics.model = 'no such model!'`` was taken; every prompt then failed at the
+    API (or a gateway) naming no setting. Now it fails at once, saying what an id is made of."""
+    with pytest.raises(ValueError, match="cannot be a model id: it (has|is over 512).*Model ids are letters, digits"):
+        SessionConfig(model=model)
+
+
+@pytest.mark.parametrize("model", [
+    "claude-sonnet-4-5-20250929", "claude-3-5-haiku-latest",
+    "anthropic.claude-3-5-sonnet-20240620-v1:0", "us.anthropic.claude-sonnet-4-20250514-v1:0",
+    "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+    "claude-3-5-sonnet-v2@20241022", "claude-opus-4@20250514",
+    "openrouter/anthropic/claude-3.5-sonnet", "bedrock/anthropic.claude-3-haiku-20240307-v1:0",
+    "meta-llama/Llama-3.1-8B-Instruct", "llama3.1:8b", "qwen2.5-coder:7b-instruct-q4_K_M",
+    "openrouter/meta-llama/llama-3.1-8b-instruct:free", "ft:gpt-4o-mini:org::abc123", "my_local_model",
+    "/models/llama-3.gguf", "~/models/mistral+lora.gguf", "modèle-local", "simulated"])
+def test_every_real_model_id_form_is_still_taken(model: str) -> None:
+    assert SessionConfig(model=model).model == model
