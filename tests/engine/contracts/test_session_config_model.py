@@ -28,7 +28,7 @@ def test_a_model_id_with_space_or_a_line_break_around_it_is_refused_naming_the_c
 
 
 @pytest.mark.parametrize("model", ["no such model!", "claude sonnet 4.5", "'claude-sonnet-5-5'", "gpt-4o,claude",
-                                   "claude-sonnet-5-5\\n", "$MODEL", "x" * 513])
+                                   "$MODEL", "<model-id>", "x" * 513])
 def test_a_model_id_no_provider_could_have_is_refused_saying_what_ids_are_made_of(model: str) -> None:
     """``%config AgentMagics.model = 'no such model!'`` was taken; every prompt then failed at the
     API (or a gateway) naming no setting. Now it fails at once, saying what an id is made of."""
@@ -47,3 +47,30 @@ def test_a_model_id_no_provider_could_have_is_refused_saying_what_ids_are_made_o
     "/models/llama-3.gguf", "~/models/mistral+lora.gguf", "modèle-local", "simulated"])
 def test_every_real_model_id_form_is_still_taken(model: str) -> None:
     assert SessionConfig(model=model).model == model
+
+
+@pytest.mark.parametrize("model", [
+    "/home/me/My Models/qwen2.5-7b.gguf", "C:\\models\\qwen.gguf", "C:\\Users\\Me\\My Models\\q.gguf",
+    "accounts/fireworks/models/llama-v3p1-8b-instruct#accounts/me/deployments/abc123"])
+def test_a_served_path_or_a_deployment_id_is_taken(model: str) -> None:
+    """llama.cpp's and vLLM's served model name is the model's path as given (a Windows path, a folder
+    with a space), and a Fireworks deployment is ``…#accounts/…/deployments/…``: each was refused as
+    "cannot be a model id", with no setting to get past it, while a sentence without a path still is."""
+    assert SessionConfig(model=model).model == model
+    with pytest.raises(ValueError, match="cannot be a model id: it has ' '"):
+        SessionConfig(model="claude sonnet 4.5")
+
+
+KEY = "sk-ant-api03-" + "AbCdEfGh12345678" * 5
+
+
+@pytest.mark.parametrize("model", [KEY, KEY + "\n", "ANTHROPIC_API_KEY=" + KEY, "token=" + "Zx9" * 20 + "=="])
+def test_a_secret_given_as_the_model_is_refused_without_showing_it(model: str) -> None:
+    """``Agent(model=os.environ["ANTHROPIC_API_KEY"])``, a line of a ``.env`` file: the key was taken
+    as the model (sent to the endpoint in every request body), or the refusal printed it whole into the
+    cell's saved output."""
+    with pytest.raises(ValueError) as caught:
+        SessionConfig(model=model)
+    said = str(caught.value)
+    assert "AbCdEfGh12345678" not in said and "Zx9Zx9Zx9" not in said, said
+    assert "API key, not a model id" in said or "characters)" in said, said
