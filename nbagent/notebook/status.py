@@ -50,8 +50,10 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
         line += (f" (not added: {not_added} earlier session(s) linked to this notebook's name and cut short before a "
                  "turn finished whose link your key did not sign: written before nbagent signed it, or someone else's)")
     if unreadable:
+        # Named up to three: a received folder of hundreds of damaged ones made every money line pages long.
+        named = "; ".join(unreadable[:3]) + (f"; and {len(unreadable) - 3} more" if len(unreadable) > 3 else "")
         line += (f" (left out: {len(unreadable)} replay index(es) that could not be read, so any earlier session "
-                 f"of this notebook they name is not added: {'; '.join(unreadable)}; move it aside or restore it)")
+                 f"of this notebook they name is not added: {named}; move it aside or restore it)")
     if recorded:
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
