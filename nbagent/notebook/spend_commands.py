@@ -83,13 +83,16 @@ def _earlier_only(magics: "MagicsApi") -> str | None:
     """``%agent cost`` before this kernel's first agent cell, where this notebook's earlier sessions
     that a restart cut short spent money (or were left out, unsigned): what ``%agent history`` says,
     counted as cost counts them once a session exists. None: nothing earlier to say."""
+    from ..display.format import fmt_total_cost
     from ..engine.state.totals import RunningTotals
 
     e = magics.document.earlier(None)
     if (e.spent is None or not e.spent.requests) and not e.not_signed and not e.unreadable:
         return None
-    return "no requests yet in this kernel\n" + spent_line(RunningTotals().of([], 0), 0.0, 0, e.spent, e.not_signed,
-                                                           e.unreadable)
+    line = spent_line(RunningTotals().of([], 0), 0.0, 0, e.spent, e.not_signed, e.unreadable)
+    if e.spent is None:  # only left-out sessions: "spent $0.0000" read as if they had spent nothing
+        line = "nothing counted here" + line.removeprefix(f"spent {fmt_total_cost(0.0, 0, 0)} in 0 request(s)")
+    return "no requests yet in this kernel\n" + line
 
 
 COST_RECENT = 20  # requests whose cache hit share %agent cost lists
