@@ -79,6 +79,22 @@ def history(magics: "MagicsApi", args: Namespace) -> None:
         _display(plot_context_and_cost([r for r in sess.records if shown is None or r.turn <= shown]))
 
 
+def _earlier_only(magics: "MagicsApi") -> str | None:
+    """``%agent cost`` before this kernel's first agent cell, where this notebook's earlier sessions
+    that a restart cut short spent money (or were left out, unsigned): what ``%agent history`` says,
+    counted as cost counts them once a session exists. None: nothing earlier to say."""
+    from ..display.format import fmt_total_cost
+    from ..engine.state.totals import RunningTotals
+
+    e = magics.document.earlier(None)
+    if (e.spent is None or not e.spent.requests) and not e.not_signed and not e.unreadable:
+        return None
+    line = spent_line(RunningTotals().of([], 0), 0.0, 0, e.spent, e.not_signed, e.unreadable)
+    if e.spent is None:  # only left-out sessions: "spent $0.0000" read as if they had spent nothing
+        line = "nothing counted here" + line.removeprefix(f"spent {fmt_total_cost(0.0, 0, 0)} in 0 request(s)")
+    return "no requests yet in this kernel\n" + line
+
+
 COST_RECENT = 20  # requests whose cache hit share %agent cost lists
 
 
@@ -98,14 +114,19 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
         if magics.document.undone_shown:
             print("no requests yet: the agent cells this kernel reached were undone with %agent rollback")
             return
+        said = _earlier_only(magics)
+        if said is not None:
+            print(said)
+            return
     sess = need_session(magics)
     t = sess.totals
-    earlier, not_added = magics.document.earlier_spend(sess.agent), magics.document.earlier_not_signed(sess.agent)
+    e = magics.document.earlier(sess.agent)  # one reading of the folder's replay indexes
+    earlier = (e.spent, e.not_signed, e.unreadable)
     shown = shown_turns(magics)
     if shown is not None and shown < sess.turn and any(r.turn > shown for r in sess.records):
         # Mid-replay, where later turns spent: the turns shown, as %agent history lists them. (A
         # later turn that billed nothing, failed before its answer, leaves the totals as they were.)
-        whole = spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests, earlier, not_added)
+        whole = spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests, *earlier)
         print("\n".join(replayed_so_far(sess.records, shown, whole, t.spent_requests - t.requests)))
         return
     u = t.usage
@@ -113,7 +134,7 @@ def cost(magics: "MagicsApi", args: Namespace) -> None:
     print(f"requests {t.requests}  input {u.input_tokens:,}  output {u.output_tokens:,}  "
           f"cache write {u.cache_creation_input_tokens:,}  cache read {u.cache_read_input_tokens:,}"
           + (f"  cut-off tokens {cut:,}" if cut else ""))  # the turn table's column: in spent, not in the others
-    print(spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests, earlier, not_added))
+    print(spent_line(t, sess.recorded_spend, sess.agent.session.spent.unpriced_requests, *earlier))
     shares = [r.usage.cache_hit_share for r in sess.agent.records[-COST_RECENT:]]
     if shares:
         total = u.cache_hit_share

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = None,
-               earlier: "Spent | None" = None, not_added: int = 0) -> str:
+               earlier: "Spent | None" = None, not_added: int = 0, unreadable: "Sequence[str]" = ()) -> str:
     """What the session spent (every request billed; a rollback never lowers it), what of it was
     spent before this kernel (``recorded``: a loaded record's turns) and, when a rollback made
     them differ, what the requests of the current history cost. The others were rolled back, or cut
@@ -32,8 +32,10 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     ``t.unpriced_requests`` counts the history's only, so a rolled-back one would read as $0).
     ``earlier``: what this notebook's sessions that a kernel restart (or ■) cut short before any turn
     finished spent (``RecordKeeper.earlier_spend``): added, and said. ``not_added``: how many such
-    sessions were left out, their link not signed by this user's key (``RecordKeeper.earlier_not_signed``):
-    said, so that an index an earlier nbagent wrote does not silently read as $0."""
+    sessions were left out, their link not signed by this user's key (``RecordKeeper.earlier``):
+    said, so that an index an earlier nbagent wrote does not silently read as $0. ``unreadable``: the
+    replay index files left out because they could not be read (``Earlier.unreadable``): named, as
+    the first prompt's refusal names them, so that a damaged one does not silently read as $0."""
     from ..engine.state.totals import Spent
 
     unpriced = t.unpriced_requests if spent_unpriced is None else spent_unpriced
@@ -47,6 +49,11 @@ def spent_line(t: "Totals", recorded: float = 0.0, spent_unpriced: int | None = 
     if not_added:
         line += (f" (not added: {not_added} earlier session(s) linked to this notebook's name and cut short before a "
                  "turn finished whose link your key did not sign: written before nbagent signed it, or someone else's)")
+    if unreadable:
+        # Named up to three: a received folder of hundreds of damaged ones made every money line pages long.
+        named = "; ".join(unreadable[:3]) + (f"; and {len(unreadable) - 3} more" if len(unreadable) > 3 else "")
+        line += (f" (left out: {len(unreadable)} replay index(es) that could not be read, so any earlier session "
+                 f"of this notebook they name is not added: {named}; move it aside or restore it)")
     if recorded:
         line += f" ({fmt_usd(recorded)} of it spent before this kernel, when the record's turns ran)"
     if t.spent_requests != t.requests:
@@ -77,7 +84,7 @@ def earlier_only_line(earlier: "Spent | None") -> str | None:
     money = fmt_total_cost(earlier.cost_usd, earlier.unpriced_requests, earlier.requests)
     return (f"ⓘ this notebook's earlier session(s) spent {money} "
             f"in {earlier.requests} request(s) before a kernel restart or ■ cut them short (no turn finished); "
-            "%agent cost counts it once an agent cell has run in this kernel.")
+            "%agent cost counts it too.")
 
 
 def replayed_so_far(records: "Sequence[RequestRecord]", shown: int, whole: str, unrowed: int = 0) -> list[str]:
@@ -159,8 +166,9 @@ def status(magics: "MagicsApi", args: Namespace) -> None:
     print(f"model        {marked_line(agent.config.model)} ({marked_line(agent.provider.name)})")
     print(f"endpoint     {endpoint_line(agent)}")
     print(f"turns        {agent.turn}   requests {t.requests}   retries {t.retries}   truncations {t.truncations}")
-    earlier, not_added = magics.document.earlier_spend(agent), magics.document.earlier_not_signed(agent)
-    print(f"money        {spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests, earlier, not_added)}")
+    e = magics.document.earlier(agent)  # one reading of the folder's replay indexes
+    money = spent_line(t, sess.recorded_spend, agent.session.spent.unpriced_requests, e.spent, e.not_signed, e.unreadable)
+    print(f"money        {money}")
     print(f"context      last request {last:,} tokens; window {agent.context_window:,}; hidden messages {hidden}")
     policy = ContextPolicy.parse(agent.config.context)  # stored parsed: the same object
     print(f"policy       {policy} ({' → '.join(policy.layers)})")

@@ -146,6 +146,20 @@ def test_a_task_dir_named_by_the_caller_wins_over_task_root(ip, tmp_path):  # no
         run(ip, "%agent reset")
 
 
+def test_config_model_that_cannot_be_an_id_fails_at_once_and_the_old_one_stays(ip, caplog):  # noqa: F811
+    """``%config AgentMagics.model = 'no such model!'`` was taken; each prompt then failed at the API."""
+    magics = magics_mod.active_magics()
+    try:
+        ip.run_cell("%config AgentMagics.model = 'no such model!'")
+        errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert any("cannot be a model id: it has ' ' '!'. Model ids are letters, digits" in e for e in errors), errors
+        assert magics.model == "claude-sonnet-5-5"
+        ip.run_cell("%config AgentMagics.model = 'us.anthropic.claude-sonnet-4-20250514-v1:0'")
+        assert magics.model == "us.anthropic.claude-sonnet-4-20250514-v1:0"
+    finally:
+        magics.model = "claude-sonnet-5-5"
+
+
 def test_config_model_empty_fails_at_once_and_no_request_is_sent(ip, caplog):  # noqa: F811
     """``%config AgentMagics.model = os.environ.get("MODEL", "")``: on the old code the setting was
     taken, and the next prompt's request failed with the API's "model: Field required" (a page then

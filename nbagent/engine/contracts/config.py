@@ -230,9 +230,38 @@ def check_model_id(model: object) -> str:
     the setting, after the request was sent (and a page offered Retry)."""
     if not isinstance(model, str) or not model.strip():
         raise ValueError(f"model must be a model id such as {DEFAULT_MODEL!r}, got {model!r} (see docs/models.md)")
+    if model.strip().startswith(_KEY_PREFIXES):  # os.environ["ANTHROPIC_API_KEY"] in the wrong place: not echoed
+        raise ValueError("model is an API key, not a model id (it is not shown); set the model to an id such as "
+                         f"{DEFAULT_MODEL!r} and keep the key in its environment variable (see docs/models.md)")
     if model != model.strip():  # "$(cat model.txt)", a pasted id: the API's 404 named no setting either
-        raise ValueError(f"model {model!r} has spaces or a line break around it: use {model.strip()!r}")
+        use = f"use {model.strip()!r}" if len(model.strip()) <= 40 else "use it without them"
+        raise ValueError(f"model {_shown(model)} has spaces or a line break around it: {use}")
+    bad = sorted({c for c in model if not (c.isalnum() or c in _MODEL_ID_PUNCTUATION
+                                           or (c == " " and ("/" in model or "\\" in model)))})
+    if bad or len(model) > _MODEL_ID_MAX:  # a sentence, a quoted string: every prompt would fail at the API
+        why = (f"it has {' '.join(repr(c) for c in bad)}" if bad else f"it is over {_MODEL_ID_MAX} characters")
+        raise ValueError(f"model {_shown(model)} cannot be a model id: {why}. Model ids are letters, digits and "
+                         f"{' '.join(_MODEL_ID_PUNCTUATION)}, and a file path's spaces (as {DEFAULT_MODEL}, "
+                         "anthropic.claude-…-v1:0, claude-…@20250929, openrouter/…, llama3.1:8b); see docs/models.md")
     return model
+
+
+#: What every provider's model ids are made of besides letters and digits: Anthropic's ``-``, Bedrock's
+#: ``anthropic.claude-…-v1:0`` and inference-profile ARNs (``arn:aws:bedrock:…/us.anthropic…``),
+#: Vertex's ``claude-…@2024…``, LiteLLM's and Hugging Face's ``provider/org/model``, Ollama's
+#: ``name:tag`` and quantisations (``q4_K_M``), fine-tunes' ``ft:…``, a local server's ``~/m+lora.gguf``,
+#: Fireworks' deployments (``accounts/…/models/x#accounts/…/deployments/y``) and a Windows path's ``\``
+#: (llama.cpp's and vLLM's served name is the model's path as given; a path's spaces are taken too).
+_MODEL_ID_PUNCTUATION = "-_.:/@+~#\\"
+_MODEL_ID_MAX = 512
+_KEY_PREFIXES = ("sk-ant-", "sk-proj-")
+"""An Anthropic or OpenAI API key's start: no model id has it, and a refusal must not echo the key."""
+
+
+def _shown(model: str) -> str:
+    """A refused id as its error names it: a long one by its head only, since what was refused may be a
+    secret read from a variable (``Agent(model=os.environ["TOKEN"])``) and the error is saved with the cell."""
+    return repr(model) if len(model) <= 40 else f"{model[:12]!r}… ({len(model)} characters)"
 
 
 def unpriced_budget_refusal(model: str, prices: Mapping[str, ModelInfo] | None,

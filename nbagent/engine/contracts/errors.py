@@ -114,6 +114,7 @@ class CorruptFileError(NbAgentError):
 
     def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
         self.path = path
+        self.reason = reason
         super().__init__(f"{path} is corrupt and was left untouched ({reason}). Move it aside or restore it to continue.")
 
 

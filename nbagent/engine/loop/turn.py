@@ -240,8 +240,8 @@ def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[s
     told.add(config.model)
     stand_in = most_expensive_of_family(config.model).id
     return [f"{config.model} has no prices in the model table, so its cost shows as unknown; the budget "
-            f"counts its requests at {stand_in} prices (the most expensive of its family). Pass prices=... "
-            "with its row to make both exact."]
+            f"counts its requests at {stand_in} prices (the most expensive of its family). In Python, "
+            "Agent(prices={...}) with its row makes both exact; a %%agent cell has no setting for prices."]
 
 
 def unknown_tool_notices(config: SessionConfig, offered: Iterable[str], told: set[str]) -> list[str]:

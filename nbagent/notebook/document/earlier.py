@@ -16,6 +16,7 @@ another live kernel of the notebook is still running (it holds the folder's lock
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,17 +63,19 @@ def _running(task: Path) -> bool:
     return True
 
 
-def _no_turn_sessions(root: Path, notebook: str, current: str | None) -> list[tuple[Path, bool]]:
+def _no_turn_sessions(root: Path, notebook: str, current: str | None) -> tuple[list[tuple[Path, bool]], list[str]]:
     """The folders of ``notebook``'s sessions, made by other kernels, in which no turn finished, each
-    with whether this user's key signed its index for that session and notebook."""
+    with whether this user's key signed its index for that session and notebook; and the index files
+    that could not be read (each read once: a received folder may hold many, or large, ones)."""
     folder = root / RECORD_DIR / INDEX
     if not folder.is_dir():
-        return []
-    found = []
+        return [], []
+    found, damaged = [], []
     for path in sorted(folder.glob("*.json")):
         try:
             index = load_index(root, path.stem)
-        except CorruptFileError:  # not JSON, a FIFO, too large: no link to read, so nothing it could add
+        except CorruptFileError as exc:  # not JSON, a FIFO, too large: no link to read; said, not skipped silently
+            damaged.append(f"{path.relative_to(root)} ({exc.reason})")
             continue
         if index is None or index.turns or index.notebook != notebook or index.session == current \
                 or _made_here(index.session):
@@ -80,12 +83,40 @@ def _no_turn_sessions(root: Path, notebook: str, current: str | None) -> list[tu
         task = sessions_dir(root) / index.session
         if task.is_dir() and not _running(task):
             found.append((task, signed_by_user(index.linked, _PURPOSE, index.session, notebook)))
-    return found
+    return found, damaged
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """What ``%agent cost`` / ``%agent status`` say of this notebook's cut-short earlier sessions,
+    from one reading of the folder's replay indexes."""
+
+    spent: Spent | None = None
+    """What the signed ones spent (None: none spent anything)."""
+    not_signed: int = 0
+    """How many billed ones were left out, their link not signed by this user's key."""
+    unreadable: tuple[str, ...] = ()
+    """The replay index files left out because they could not be read, each with why."""
+
+
+def earlier(root: Path, notebook: str, current: str | None) -> Earlier:
+    """:func:`cut_short_spend`, :func:`not_signed` and the unreadable indexes, in one scan."""
+    from ...engine.state.totals import Spent
+
+    found, damaged = _no_turn_sessions(root, notebook, current)
+    total, unsigned = Spent(), 0
+    for task, signed in found:
+        billed = _billed(task)
+        if billed is not None and signed:
+            total = total + billed
+        elif billed is not None:
+            unsigned += 1
+    return Earlier(total if total.requests else None, unsigned, tuple(damaged))
 
 
 def cut_short(root: Path, notebook: str, current: str | None) -> list[Path]:
     """The folders of ``notebook``'s sessions, made by other kernels, in which no turn finished."""
-    return [task for task, signed in _no_turn_sessions(root, notebook, current) if signed]
+    return [task for task, signed in _no_turn_sessions(root, notebook, current)[0] if signed]
 
 
 def _billed(task: Path) -> Spent | None:
@@ -107,21 +138,13 @@ def not_signed(root: Path, notebook: str, current: str | None) -> int:
     """How many sessions :func:`cut_short_spend` would have added but for its index's signature:
     linked before nbagent signed the link (an upgrade), or by someone else (a received folder), or
     where this user's key could not sign. Said, so that an upgrade does not silently read as $0."""
-    return sum(1 for task, signed in _no_turn_sessions(root, notebook, current)
-               if not signed and _billed(task) is not None)
+    return earlier(root, notebook, current).not_signed
 
 
 def cut_short_spend(root: Path, notebook: str, current: str | None) -> Spent | None:
     """What :func:`cut_short`'s sessions spent (None: none spent anything). A folder that cannot be
     read counts nothing (as ``class_summary``'s ``unreadable``), nor one whose records hold no request."""
-    from ...engine.state.totals import Spent
-
-    total = Spent()
-    for task in cut_short(root, notebook, current):
-        billed = _billed(task)
-        if billed is not None:
-            total = total + billed
-    return total if total.requests else None
+    return earlier(root, notebook, current).spent
 
 
-__all__ = ["cut_short", "cut_short_spend", "link_signature", "not_signed"]
+__all__ = ["Earlier", "cut_short", "cut_short_spend", "earlier", "link_signature", "not_signed"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .allow_folder import recorded_here
 from .bridge import executing_cell_id
-from .earlier import cut_short_spend, link_signature, not_signed
+from .earlier import Earlier, cut_short_spend, earlier, link_signature
 from .embedded import make_record
 from .inputs import TurnInputs
 from .replay import RecordFolderError, ReplayIndex, load_index, save_index, sessions_dir
@@ -139,11 +139,14 @@ class RecordKeeper:
         current = session_name(agent) if agent is not None else None
         return cut_short_spend(self.root, notebook, current) if notebook is not None else None
 
-    def earlier_not_signed(self, agent: Agent) -> int:
-        """How many such sessions are not added: their link is not signed by this user's key (one
-        written before nbagent signed it, a received folder's, or where the key cannot sign)."""
+    def earlier(self, agent: Agent | None) -> Earlier:
+        """:meth:`earlier_spend`, how many such sessions are not added (their link not signed by this
+        user's key: one written before nbagent signed it, a received folder's, or where the key cannot
+        sign), and the replay indexes left out unread, from one reading of the folder's indexes.
+        ``agent`` None: this kernel has no session yet."""
         notebook = self._recording_as()
-        return not_signed(self.root, notebook, session_name(agent)) if notebook is not None else 0
+        current = session_name(agent) if agent is not None else None
+        return earlier(self.root, notebook, current) if notebook is not None else Earlier()
 
     def forked(self, old_name: str, new: Agent, turn: int) -> None:
         """A fork's index: the old record's turns up to ``turn``, under the new session's name and

@@ -295,7 +295,8 @@ def input_summary(tool_name: str, tool_input: object) -> str:
     """How long the input is and what in it is hidden: ``6,117 characters, 140 lines; ⚠ 2 …``."""
     text = "\n".join(t for t, _ in _input_parts(tool_name, tool_input))
     _, hidden = reveal_hidden(text)
-    summary = f"{len(text):,} characters, {text.count(chr(10)) + 1:,} lines"
+    chars, lines = len(text), text.count(chr(10)) + 1
+    summary = f"{chars:,} character{'' if chars == 1 else 's'}, {lines:,} line{'' if lines == 1 else 's'}"
     if hidden:
         summary += (f"; ⚠ {hidden} invisible or direction-changing character(s), shown as ⟦U+…⟧: "
                     "the code may not do what it appears to")

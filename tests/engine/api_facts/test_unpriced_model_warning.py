@@ -42,3 +42,15 @@ async def test_an_unpriced_models_warning_names_no_line_of_nbagents_source(tmp_p
     assert PACKAGE not in text and "cost_of(" not in text
     assert "docs/models.md" in text  # the advice is kept
     assert said[0].category.__name__ == "UnpricedModelWarning"  # a class to filter on: cost.UnpricedModelWarning
+
+
+def test_an_unpriced_models_advice_is_one_a_notebook_user_can_act_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The advice said "prices={...} in the Agent's settings", which a ``%%agent`` user cannot set:
+    now it says where prices can be given (Python's Agent) and that a %%agent cell has no setting."""
+    monkeypatch.setattr(cost, "_warned", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cost.cost_of(cost.Usage(input_tokens=10, output_tokens=5), "claude-nope-9")
+    said = str(caught[0].message)
+    assert "in the Agent's settings" not in said
+    assert "a %%agent cell has no setting for prices, so there its cost stays unknown" in said, said

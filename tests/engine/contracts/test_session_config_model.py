@@ -25,3 +25,52 @@ def test_a_model_id_with_space_or_a_line_break_around_it_is_refused_naming_the_c
     prompt's request failed at the API (404) naming no setting (review of newcomer pass 25)."""
     with pytest.raises(ValueError, match="has spaces or a line break around it: use 'claude-sonnet-5-5'"):
         SessionConfig(model=model)
+
+
+@pytest.mark.parametrize("model", ["no such model!", "claude sonnet 4.5", "'claude-sonnet-5-5'", "gpt-4o,claude",
+                                   "$MODEL", "<model-id>", "x" * 513])
+def test_a_model_id_no_provider_could_have_is_refused_saying_what_ids_are_made_of(model: str) -> None:
+    """``%config AgentMagics.model = 'no such model!'`` was taken; every prompt then failed at the
+    API (or a gateway) naming no setting. Now it fails at once, saying what an id is made of."""
+    with pytest.raises(ValueError, match="cannot be a model id: it (has|is over 512).*Model ids are letters, digits"):
+        SessionConfig(model=model)
+
+
+@pytest.mark.parametrize("model", [
+    "claude-sonnet-4-5-20250929", "claude-3-5-haiku-latest",
+    "anthropic.claude-3-5-sonnet-20240620-v1:0", "us.anthropic.claude-sonnet-4-20250514-v1:0",
+    "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+    "claude-3-5-sonnet-v2@20241022", "claude-opus-4@20250514",
+    "openrouter/anthropic/claude-3.5-sonnet", "bedrock/anthropic.claude-3-haiku-20240307-v1:0",
+    "meta-llama/Llama-3.1-8B-Instruct", "llama3.1:8b", "qwen2.5-coder:7b-instruct-q4_K_M",
+    "openrouter/meta-llama/llama-3.1-8b-instruct:free", "ft:gpt-4o-mini:org::abc123", "my_local_model",
+    "/models/llama-3.gguf", "~/models/mistral+lora.gguf", "modèle-local", "simulated"])
+def test_every_real_model_id_form_is_still_taken(model: str) -> None:
+    assert SessionConfig(model=model).model == model
+
+
+@pytest.mark.parametrize("model", [
+    "/home/me/My Models/qwen2.5-7b.gguf", "C:\\models\\qwen.gguf", "C:\\Users\\Me\\My Models\\q.gguf",
+    "accounts/fireworks/models/llama-v3p1-8b-instruct#accounts/me/deployments/abc123"])
+def test_a_served_path_or_a_deployment_id_is_taken(model: str) -> None:
+    """llama.cpp's and vLLM's served model name is the model's path as given (a Windows path, a folder
+    with a space), and a Fireworks deployment is ``…#accounts/…/deployments/…``: each was refused as
+    "cannot be a model id", with no setting to get past it, while a sentence without a path still is."""
+    assert SessionConfig(model=model).model == model
+    with pytest.raises(ValueError, match="cannot be a model id: it has ' '"):
+        SessionConfig(model="claude sonnet 4.5")
+
+
+KEY = "sk-ant-api03-" + "AbCdEfGh12345678" * 5
+
+
+@pytest.mark.parametrize("model", [KEY, KEY + "\n", "ANTHROPIC_API_KEY=" + KEY, "token=" + "Zx9" * 20 + "=="])
+def test_a_secret_given_as_the_model_is_refused_without_showing_it(model: str) -> None:
+    """``Agent(model=os.environ["ANTHROPIC_API_KEY"])``, a line of a ``.env`` file: the key was taken
+    as the model (sent to the endpoint in every request body), or the refusal printed it whole into the
+    cell's saved output."""
+    with pytest.raises(ValueError) as caught:
+        SessionConfig(model=model)
+    said = str(caught.value)
+    assert "AbCdEfGh12345678" not in said and "Zx9Zx9Zx9" not in said, said
+    assert "API key, not a model id" in said or "characters)" in said, said

@@ -152,3 +152,43 @@ def test_history_before_any_cell_ran_again_says_what_the_cut_short_session_spent
 
     assert "no requests yet" in history, history
     assert f"earlier session(s) spent ${before:.4f} in 1 request(s) before a kernel restart" in history, history
+
+
+def test_cost_before_any_cell_ran_again_says_what_the_cut_short_session_spent(cut_short):
+    """After the restart, before the agent cell runs again: ``%agent cost`` failed with "No agent
+    session yet" (stopping Run All there) while ``%agent history`` said what the cut-short session of
+    this notebook had spent. Now cost says it too, counted as it is once a session exists."""
+    folder, d = cut_short
+    before, _ = _spent(folder)
+
+    said = _run(d, "%agent cost")
+
+    assert "no requests yet in this kernel" in said, said
+    assert f"spent ${before:.4f} in 1 request(s) (${before:.4f} in 1 of them by this notebook's earlier" in said, said
+
+
+def test_an_index_damaged_after_the_first_prompt_is_named_as_left_out(cut_short):
+    """The first prompt refuses a damaged replay index, naming it; one damaged after that (a pull, a
+    merge conflict) was skipped by ``%agent cost`` / ``%agent status`` without a word, its session's
+    spend silently not added. Now both say it was left out, and which file."""
+    folder, d = cut_short
+    _run(d, f"%%agent\n{PROMPT}")
+    damaged = folder / ".nbagent" / "replay" / "20261207-100000-12-1.json"
+    damaged.write_text("<<<<<<< HEAD\n{")
+    for command in ("%agent cost", "%agent status"):
+        said = _run(d, command)
+        assert "left out: 1 replay index(es) that could not be read" in said, said
+        assert ".nbagent/replay/20261207-100000-12-1.json (invalid JSON" in said, said
+
+
+def test_cost_and_status_read_each_replay_index_once(cut_short):
+    """A received folder of many (or large) indexes: ``%agent cost`` and ``%agent status`` each
+    parsed every one twice (once for the spend, once for the unsigned count)."""
+    folder, d = cut_short
+    _run(d, f"%%agent\n{PROMPT}")
+    indexes = len(glob.glob(str(folder / ".nbagent" / "replay" / "*.json")))
+    _run(d, "import nbagent.notebook.document.earlier as _e\n_reads = []\n_load = _e.load_index\n"
+            "_e.load_index = lambda root, name: (_reads.append(name), _load(root, name))[1]")
+    for command in ("%agent cost", "%agent status"):
+        said = _run(d, f"_reads.clear()\nget_ipython().run_line_magic('agent', {command[7:]!r})\nprint('reads', len(_reads))")
+        assert f"reads {indexes}\n" in said + "\n", said

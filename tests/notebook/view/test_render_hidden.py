@@ -158,3 +158,11 @@ def test_a_long_line_or_blank_lines_that_fit_in_the_box_get_no_layout_warning(co
     all in sight in the box: the ⚠ "scroll the box to its end" would cry wolf on ordinary code."""
     assert len(SQL) >= 400  # a line the old rule called long
     assert "⚠" not in input_summary("python", {"code": code})
+
+
+@pytest.mark.parametrize(("code", "said"), [("print(1)", "8 characters, 1 line"), ("x", "1 character, 1 line"),
+                                            ("a\nb", "3 characters, 2 lines"), ("", "0 characters, 1 line")])
+def test_the_cards_size_line_says_one_line_and_one_character_in_the_singular(code: str, said: str) -> None:
+    """The permission card said "12 characters, 1 lines"."""
+    summary = input_summary("python", {"code": code})
+    assert summary == said or summary.startswith(f"{said};"), summary
