@@ -79,13 +79,15 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition
     text = without_frame(frame.name, prompt, frame.columns)
     m = pattern.search(text)
     first = _one(frame, m) if m else None
-    if first is None:
-        return frame.no_column("to compare")
+    if first is None or not isinstance(first, Condition):
+        return frame.no_column("to compare") if first is None else first
     join = _AND.match(text, first.end)
     more = _JOINED.match(text, join.end()) if join else None
     if join is None or more is None:
         return first
     second = _one(frame, more)
+    if isinstance(second, (str, list)):
+        return second
     if second is None:  # never a condition left out silently: the rows would not be the ones asked for
         return f"I could not tell which column of `{frame.name}` the condition after \"{join.group(1)}\" compares."
     joined = "&" if join.group(1).lower() == "and" else "|"
@@ -93,12 +95,23 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition
                      first.start, second.end)
 
 
-def _one(frame: Frame, m: re.Match[str]) -> Condition | None:
+def _is_word(m: re.Match[str]) -> bool:
+    """Whether the text condition ``m`` compares with a word ("is high"), not a number or "missing"."""
+    word = m.group("word")
+    return m.group("quoted") is None and not re.fullmatch(r"-?\d+(?:\.\d+)?|missing|null|nan|na|none|empty|blank|nat",
+                                                            word, re.I)
+
+
+def _one(frame: Frame, m: re.Match[str]) -> Condition | list[Step] | str | None:
     """The condition ``m`` found, on a number (groups 1-4) or on text ("region is North"); None when
-    its word names no column."""
+    its word names no column, why not when it compares a word with a number column."""
     if m.group(1) is None:
-        on_text = text_condition(frame.name, matches(m.group("col"), frame.columns), m)
-        return None if on_text is None else Condition(*on_text)
+        col = matches(m.group("col"), frame.columns)
+        if col is not None and frame.dtypes is None and not frame.looked and _is_word(m):
+            return [frame.look(quiet=True)]  # a word compares with text, not numbers: which is the column?
+        kind = "number" if col in frame.numeric() else "date" if col in frame.dates() else "text"
+        on_text = text_condition(frame.name, col, m, kind)
+        return on_text if on_text is None or isinstance(on_text, str) else Condition(*on_text)
     col = matches(m.group(1), frame.columns)
     if col is None:
         return None
