@@ -14,6 +14,7 @@ from typing import Callable
 from . import readers, row_checks, selection, shares, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
+from .date_conditions import DATE_ROWS, date_rows
 from .derived import PAID_ROWS, paid_rows, spends, with_spent
 from .groups import GROUP, largest_group, rows_counted, rows_per_period
 from .step import Step
@@ -47,6 +48,8 @@ def rows_by_name(frame: Frame, prompt: str) -> str:
 def intents(prompt: str) -> list[str]:
     """The DataFrame questions asked in ``prompt``, in the order the answer says them."""
     found = [name for name, (asks, _) in _SKILLS.items() if asks.search(prompt)]
+    if "date_rows" in found:  # "how many orders after 2024-02-01": the rows in the range, not the shape or a head
+        found = [f for f in found if f not in ("how_many", "shape", "rows_where", "rows_shown")]
     if "shape" in found:  # the shape only if asked outside the counts ("how many rows have price above 20")
         rest = prompt
         for name in (n for n in _NOT_THE_SHAPE if n in found):
@@ -187,6 +190,7 @@ def _missing(frame: Frame, prompt: str) -> list[Step]:
 
 # Each DataFrame question: what asks it, and the calls that answer it (or why there are none).
 _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | str]]] = {
+    "date_rows": (DATE_ROWS, date_rows),
     "rows_where": (selection.ROWS_WHERE, selection.rows_where),
     "rows_shown": (selection.ROWS_SHOWN, selection.rows_shown),
     "sorted": (sorting.SORTED, sorting.sorted_by),
@@ -213,7 +217,7 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"second", "missing_rows", "duplicates", "paid_rows",
+SHOWS_ROWS = frozenset({"date_rows", "second", "missing_rows", "duplicates", "paid_rows",
                         "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 

@@ -1,0 +1,74 @@
+"""Conditions on a date column: "the orders between 2024-01-01 and 2024-02-15"
+(``orders[orders["order_date"].between("2024-01-01", "2024-02-15")]``), "after 2024-02-01"
+(``> "2024-02-01"``), "in March" (``.dt.month == 3``), "in March 2024" (``.dt.to_period("M") == "2024-03"``).
+The rows are selected, or counted when "how many" is asked; the date column must hold datetimes
+(pandas compares them with a date written as text), so the column types are looked at first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import readers
+from .columns import Frame, column, literal
+from .step import Step
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")
+_DATE = r"(\d{4}-\d{2}-\d{2})"
+_RANGE = (rf"\bbetween\s+{_DATE}\s+and\s+{_DATE}"
+          rf"|\b(?P<op>on\s+or\s+after|on\s+or\s+before|after|since|before|until)\s+{_DATE}"
+          rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b")
+DATE_ROWS = re.compile(rf"\b(?P<verb>show|list|display|find|get|filter|select|give me|which|how many|count)\b"
+                       rf"[^.?!\n]{{0,200}}?(?:{_RANGE})", re.I)
+""""Show the orders between 2024-01-01 and 2024-02-15", "how many orders after 2024-02-01",
+"the orders in March": the rows in a date range, not the frame's head."""
+_OPS = {"after": ">", "since": ">=", "on or after": ">=", "before": "<", "until": "<=", "on or before": "<="}
+
+
+def _mask(of: str, m: re.Match[str]) -> tuple[str, str]:
+    """The mask code of the range ``m`` says on the column ``of``, and how the answer says it."""
+    if m.group(2):
+        start, end = m.group(2), m.group(3)
+        return f"{of}.between({literal(start)}, {literal(end)})", f"between {start} and {end} (both included)"
+    if m.group("op"):
+        op = _OPS[re.sub(r"\s+", " ", m.group("op").lower())]
+        return f"{of} {op} {literal(m.group(5))}", f"{m.group('op').lower()} {m.group(5)}"
+    month = _MONTHS.index(m.group("month").lower()) + 1
+    if m.group("year"):
+        period = f"{m.group('year')}-{month:02d}"
+        return f"{of}.dt.to_period(\"M\") == {literal(period)}", f"in {m.group('month').capitalize()} {m.group('year')}"
+    return f"{of}.dt.month == {month}", f"in {m.group('month').capitalize()} (any year)"
+
+
+def _rows(n: int, name: str, what: str) -> str:
+    return f"{n:,} {'row' if n == 1 else 'rows'} of `{name}` {'has' if n == 1 else 'have'} {what}"
+
+
+def date_rows(frame: Frame, prompt: str) -> list[Step] | str:
+    """The rows of ``frame`` in the prompt's date range, or how many ("how many …")."""
+    m = DATE_ROWS.search(prompt)
+    if m is None:
+        return frame.no_column("to compare with a date")
+    if frame.dtypes is None:
+        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+    dates = frame.dates()
+    if not dates:
+        return (f"`{frame.name}` has no column of dates (datetime) to compare with a date; "
+                "convert one first, e.g. with `pd.to_datetime`.")
+    mask, said = _mask(column(frame.name, dates[0]), m)
+    what = f"{dates[0]} {said}"
+    name = frame.name
+    if m.group("verb").lower() in ("how many", "count"):
+        return [Step("python", {"code": f"({mask}).sum()"}, f"count the rows of `{name}` with {what}",
+                     reads=lambda out: None if (n := readers.number(out)) is None
+                     else _rows(int(n), name, what))]
+
+    def shown(out: str) -> str | None:
+        n = readers.frame_rows(out)
+        return None if n is None else f"no row of `{name}` has {what}" if n == 0 else _rows(n, name, what)
+    return [Step("python", {"code": f"{name}[{mask}]"}, f"select the rows of `{name}` with {what}",
+                 reads=shown, shows=True)]
+
+
+__all__ = ["DATE_ROWS", "date_rows"]
