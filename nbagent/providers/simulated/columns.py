@@ -116,14 +116,23 @@ def matches(word: str, columns: Sequence[str]) -> str | None:
     """The column ``word`` names: the same, or its singular/plural, ignoring case."""
     w = word.lower()
     forms = (w, w.rstrip("s"), w + "s", w[:-3] + "y" if w.endswith("ies") else w)  # "categories": category
-    for c in columns:
-        if c.lower() in forms:
+    for c in columns:  # a name of several words is one word in a condition: "sales region" as sales_region
+        if c.lower() in forms or re.sub(r"\s+", "_", c.lower()) in forms:
             return c
     for c in columns:  # "temperature" for temp_c, "revenues" for revenue_eur
         stem = c.lower().split("_")[0]
         if len(stem) >= 4 and w.startswith(stem) and "_" in c:
             return c
     return None
+
+
+def words_joined(prompt: str, columns: Sequence[str]) -> str:
+    """``prompt`` with each column name of several words it says ("sales region") joined into one
+    word (sales_region), the length kept, so that a condition on it reads as on one column."""
+    for c in sorted((c for c in columns if len(c.split()) > 1), key=len, reverse=True):
+        said = r"\s+".join(map(re.escape, c.split()))
+        prompt = re.sub(rf"\b{said}\b", lambda m: re.sub(r"\s", "_", m.group(0)), prompt, flags=re.I)
+    return prompt
 
 
 def without_frame(name: str, prompt: str, columns: Sequence[str]) -> str:
@@ -145,4 +154,4 @@ def named(prompt: str, columns: Sequence[str]) -> list[str]:
 
 
 __all__ = ["Frame", "column", "columns_said", "frame_of", "literal", "look_code", "matches", "named",
-           "view_with_looks", "without_frame"]
+           "view_with_looks", "without_frame", "words_joined"]

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from . import readers
-from .columns import Frame, column, literal, matches, named, without_frame
+from .columns import Frame, column, literal, matches, named, without_frame, words_joined
 from .step import Step
 from .text_conditions import TEXT_CLAUSE, TEXT_CONDITION, text_condition
 
@@ -76,7 +76,7 @@ class Condition(NamedTuple):
 def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition | list[Step] | str:
     """The mask code of the prompt's condition (``orders["price"] > 20``, ``orders["region"] == "North"``;
     two joined by "and" / "or" both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
-    text = without_frame(frame.name, prompt, frame.columns)
+    text = words_joined(without_frame(frame.name, prompt, frame.columns), frame.columns)
     m = pattern.search(text)
     first = _one(frame, m) if m else None
     if first is None or not isinstance(first, Condition):
@@ -128,7 +128,7 @@ def rows_condition(frame: Frame, prompt: str, asks: re.Pattern[str]) -> Conditio
     found = _condition(frame, prompt, _ANYWHERE)
     if not isinstance(found, Condition):
         return None
-    text = without_frame(frame.name, prompt, frame.columns)
+    text = words_joined(without_frame(frame.name, prompt, frame.columns), frame.columns)
     start = max((b.end() for b in _SENTENCE_END.finditer(text, 0, found.start)), default=0)
     end = next((b.start() for b in _SENTENCE_END.finditer(text, found.end)), len(text))
     verbs = list(_ROWS_ASKED.finditer(text, start, found.start))
@@ -159,7 +159,7 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     if not isinstance(found, Condition):
         return found
     mask, what = found.mask, found.said
-    text = without_frame(frame.name, prompt, frame.columns)
+    text = words_joined(without_frame(frame.name, prompt, frame.columns), frame.columns)
     # after the condition ("… above 10 does each customer have"), else before it ("how many orders
     # per customer have price over 10": the condition's span starts at "how many")
     by = next((col for per in (*_PER_GROUP.finditer(found.cut_from(text)), *_PER_GROUP.finditer(text))
