@@ -193,7 +193,8 @@ def _counted_column(frame: Frame, text: str) -> str | None:
     return matches(m.group(1), frame.columns) if m else None
 
 
-_PER_GROUP = re.compile(r"\b(?:each|per|every|by)\s+(\w+)", re.I)
+# "sort by price" is a sort (its own question), not a count per price
+_PER_GROUP = re.compile(r"\b(?:each|per|every|(?<!sort\s)(?<!sorted\s)(?<!order\s)(?<!ordered\s)by)\s+(\w+)", re.I)
 
 
 def _per_group_said(name: str, what: str, by: str, output: str) -> str | None:
