@@ -37,7 +37,7 @@ async def test_how_many_rows_after_a_date_counts_them(tmp_path: Path) -> None:
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, "How many orders after 2024-02-01 in `orders`?")
     # main: no cell, "`orders` has no column for "after" to count"
-    assert codes[-1] == '(orders["order_date"] > "2024-02-01").sum()'
+    assert codes[-1] == '(orders["order_date"].dt.normalize() > "2024-02-01").sum()'
     assert f"{int((_DATES > '2024-02-01').sum())} rows of `orders` have order_date after 2024-02-01" in answer
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from . import readers
-from .columns import Frame, column, literal
+from . import readers, selection
+from .columns import Frame, column, literal, wrapped
 from .step import Step
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -23,21 +23,25 @@ DATE_ROWS = re.compile(rf"\b(?P<verb>show|list|display|find|get|filter|select|gi
                        rf"[^.?!\n]{{0,200}}?(?:{_RANGE})", re.I)
 """"Show the orders between 2024-01-01 and 2024-02-15", "how many orders after 2024-02-01",
 "the orders in March": the rows in a date range, not the frame's head."""
+_RANGE_AT = re.compile(_RANGE, re.I)
 _OPS = {"after": ">", "since": ">=", "on or after": ">=", "before": "<", "until": "<=", "on or before": "<="}
 
 
 def _mask(of: str, m: re.Match[str]) -> tuple[str, str]:
     """The mask code of the range ``m`` says on the column ``of``, and how the answer says it."""
+    # a date said is a whole day: 2024-02-15 18:00 is "until 2024-02-15", not "after 2024-02-15", so
+    # the times are dropped (.dt.normalize()) where comparing with the day's midnight would miss them
+    day = f"{of}.dt.normalize()"
     if m.group(2):
         start, end = m.group(2), m.group(3)
-        return f"{of}.between({literal(start)}, {literal(end)})", f"between {start} and {end} (both included)"
+        return f"{day}.between({literal(start)}, {literal(end)})", f"between {start} and {end} (both included)"
     if m.group("op"):
         op = _OPS[re.sub(r"\s+", " ", m.group("op").lower())]
-        return f"{of} {op} {literal(m.group(5))}", f"{m.group('op').lower()} {m.group(5)}"
+        return f"{day if op in ('>', '<=') else of} {op} {literal(m.group(5))}", f"{m.group('op').lower()} {m.group(5)}"
     month = _MONTHS.index(m.group("month").lower()) + 1
-    if m.group("year"):
-        period = f"{m.group('year')}-{month:02d}"
-        return f"{of}.dt.to_period(\"M\") == {literal(period)}", f"in {m.group('month').capitalize()} {m.group('year')}"
+    if m.group("year"):  # not .dt.to_period("M"): it warns on a column with a time zone
+        said = f"in {m.group('month').capitalize()} {m.group('year')}"
+        return f"({of}.dt.year == {m.group('year')}) & ({of}.dt.month == {month})", said
     return f"{of}.dt.month == {month}", f"in {m.group('month').capitalize()} (any year)"
 
 
@@ -59,15 +63,23 @@ def date_rows(frame: Frame, prompt: str) -> list[Step] | str:
     mask, said = _mask(column(frame.name, dates[0]), m)
     what = f"{dates[0]} {said}"
     name = frame.name
+    # "where region is North after 2024-02-01": the other condition applies too, never left out
+    said_range = _RANGE_AT.search(prompt, m.start("verb"))
+    text = f"{prompt[:said_range.start()]} {prompt[said_range.end():]}" if said_range else prompt
+    also = selection.condition_said(frame, text)
+    if isinstance(also, (str, list)):
+        return also
+    if also is not None:
+        mask, what = f"({also.mask}) & ({mask})", f"{also.said} and {what}"
     if m.group("verb").lower() in ("how many", "count"):
-        return [Step("python", {"code": f"({mask}).sum()"}, f"count the rows of `{name}` with {what}",
+        return [Step("python", {"code": wrapped("(", mask, ").sum()")}, f"count the rows of `{name}` with {what}",
                      reads=lambda out: None if (n := readers.number(out)) is None
                      else _rows(int(n), name, what))]
 
     def shown(out: str) -> str | None:
         n = readers.frame_rows(out)
         return None if n is None else f"no row of `{name}` has {what}" if n == 0 else _rows(n, name, what)
-    return [Step("python", {"code": f"{name}[{mask}]"}, f"select the rows of `{name}` with {what}",
+    return [Step("python", {"code": wrapped(f"{name}[", mask, "]")}, f"select the rows of `{name}` with {what}",
                  reads=shown, shows=True)]
 
 

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from . import readers
-from .columns import Frame, column, literal, matches, named, without_frame, words_joined
+from .columns import Frame, column, literal, matches, named, without_frame, words_joined, wrapped
 from .step import Step
 from .text_conditions import TEXT_CLAUSE, TEXT_CONDITION, text_condition
 
@@ -109,7 +109,8 @@ def _one(frame: Frame, m: re.Match[str]) -> Condition | list[Step] | str | None:
         col = matches(m.group("col"), frame.columns)
         if col is not None and frame.dtypes is None and not frame.looked and _is_word(m):
             return [frame.look(quiet=True)]  # a word compares with text, not numbers: which is the column?
-        kind = "number" if col in frame.numeric() else "date" if col in frame.dates() else "text"
+        kind = ("bool" if (frame.dtypes or {}).get(col or "") == "bool" else "number" if col in frame.numeric()
+                else "date" if col in frame.dates() else "text")
         on_text = text_condition(frame.name, col, m, kind)
         return on_text if on_text is None or isinstance(on_text, str) else Condition(*on_text)
     col = matches(m.group(1), frame.columns)
@@ -117,6 +118,12 @@ def _one(frame: Frame, m: re.Match[str]) -> Condition | list[Step] | str | None:
         return None
     op, number = _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
     return Condition(f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}", m.start(), m.end())
+
+
+def condition_said(frame: Frame, prompt: str) -> Condition | list[Step] | str | None:
+    """The condition on a column the prompt says anywhere ("region is North"), None when it says
+    none; a look or why not when it says one that cannot be compared."""
+    return None if _ANYWHERE.search(prompt) is None else _condition(frame, prompt, _ANYWHERE)
 
 
 def rows_condition(frame: Frame, prompt: str, asks: re.Pattern[str]) -> Condition | None:
@@ -177,7 +184,7 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
         return [Step("python", {"code": code}, f"count the distinct {counted} values of the rows with {what}",
                      reads=lambda out: None if (n := readers.number(out)) is None
                      else f"{int(n):,} distinct {counted} values of `{frame.name}` have a row with {what}")]
-    code = f"({mask}).sum()"
+    code = wrapped("(", mask, ").sum()")
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
                  reads=lambda out: None if (n := readers.number(out)) is None
                  else f"{_rows(int(n), frame.name)} {what}")]
@@ -216,7 +223,7 @@ def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
     if not isinstance(found, Condition):
         return found
     mask, what = found.mask, found.said
-    code = f"{frame.name}[{mask}]"
+    code = wrapped(f"{frame.name}[", mask, "]")
 
     def said(out: str) -> str | None:
         n = readers.frame_rows(out)

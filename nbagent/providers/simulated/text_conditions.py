@@ -36,6 +36,15 @@ class TextCondition(NamedTuple):
     end: int
 
 
+def _on_bool(frame: str, col: str, value: str, negated: bool, m: re.Match[str]) -> TextCondition | str:
+    """``orders["active"]`` or ``~orders["active"]`` for "where active is true / no"; else why not."""
+    truth = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(value.lower())
+    if truth is None:
+        return f"{col} of `{frame}` holds True/False, and I could not tell which \"{value}\" means; say true or false."
+    wanted = truth != negated
+    return TextCondition(column(frame, col) if wanted else f"~{column(frame, col)}", f"{col} {wanted}", m.start(), m.end())
+
+
 def text_condition(frame: str, col: str | None, m: re.Match[str], kind: str = "text") -> TextCondition | str | None:
     """The mask of the text condition ``m`` found (``col`` the column its word names; None: no column);
     ``kind`` the column's ("text", "number", "date"): a word compared with numbers is said to be
@@ -53,6 +62,11 @@ def text_condition(frame: str, col: str | None, m: re.Match[str], kind: str = "t
     if kind == "number" and shown != value:
         return (f"{col} of `{frame}` holds numbers, and I could not tell which number \"{value}\" means; "
                 f"say it with one (\"{col} above 20\").")
+    if kind == "bool":  # True/False: .str on it fails the cell, == "true" finds no row
+        return _on_bool(frame, col, value, negated, m)
+    if kind == "date" and shown != value:  # a datetime never equals a word: no row, said as if none were
+        return (f"{col} of `{frame}` holds dates, and I could not tell which date \"{value}\" means; "
+                f"say it with one (\"{col} after 2024-02-01\", \"in March\").")
     # A word is matched in any case: "where region is north" means the rows the column holds as
     # "North" (as typed it found none). A number said as a word stays a number comparison.
     as_text = shown != value and kind == "text"
