@@ -83,3 +83,12 @@ async def test_a_long_frame_name_gives_cells_broken_as_a_person_would(tmp_path: 
     codes, _ = await codes_and_answer(agent, prompt)  # main: one line of 104-170 characters (ruff E501)
     got = eval(codes[-1], {LONG: TIMED.copy()})
     assert (list(got.index) if isinstance(index, list) else int(got)) == index
+
+
+async def test_how_many_rows_per_group_in_a_date_range_counts_each_group(tmp_path: Path) -> None:
+    agent = agent_with({"orders": TIMED.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many orders per region after 2024-02-01 in `orders`?")
+    # before: (orders["order_date"] > "2024-02-01").sum(), one total, the "per region" left out
+    counts = eval(codes[-1], {"orders": TIMED.copy()})
+    assert dict(counts) == {"North": 1, "East": 1, "west": 1, "south": 0}
+    assert "per region: " in answer

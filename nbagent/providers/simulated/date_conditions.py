@@ -71,7 +71,10 @@ def date_rows(frame: Frame, prompt: str) -> list[Step] | str:
         return also
     if also is not None:
         mask, what = f"({also.mask}) & ({mask})", f"{also.said} and {what}"
-    if m.group("verb").lower() in ("how many", "count"):
+    if m.group("verb").lower() in ("how many", "count"):  # "how many orders per region after …": each region's
+        per_group = selection.counted_per_group(frame, (text,), mask, what)
+        if per_group is not None:
+            return per_group
         return [Step("python", {"code": wrapped("(", mask, ").sum()")}, f"count the rows of `{name}` with {what}",
                      reads=lambda out: None if (n := readers.number(out)) is None
                      else _rows(int(n), name, what))]

@@ -169,13 +169,9 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     text = words_joined(without_frame(frame.name, prompt, frame.columns), frame.columns)
     # after the condition ("… above 10 does each customer have"), else before it ("how many orders
     # per customer have price over 10": the condition's span starts at "how many")
-    by = next((col for per in (*_PER_GROUP.finditer(found.cut_from(text)), *_PER_GROUP.finditer(text))
-               if (col := matches(per.group(1), frame.columns)) is not None), None)
-    if by is not None:
-        # each group's count, a group with none too (value_counts of the selected rows leaves it out)
-        code = f"({mask}).groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
-        return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
-                     reads=lambda out: _per_group_said(frame.name, what, by, out))]
+    per_group = counted_per_group(frame, (found.cut_from(text), text), mask, what)
+    if per_group is not None:
+        return per_group
     counted = _counted_column(frame, text)  # "how many customers have price above 10": distinct customers, not rows
     if counted is not None and frame.dtypes is None and not frame.looked:
         return [frame.look(quiet=True)]  # a number column ("how many units …") is no one to count
@@ -202,6 +198,20 @@ def _counted_column(frame: Frame, text: str) -> str | None:
 
 # "sort by price" is a sort (its own question), not a count per price
 _PER_GROUP = re.compile(r"\b(?:each|per|every|(?<!sort\s)(?<!sorted\s)(?<!order\s)(?<!ordered\s)by)\s+(\w+)", re.I)
+
+
+def counted_per_group(frame: Frame, texts: tuple[str, ...], mask: str, what: str) -> list[Step] | None:
+    """Each group's count of the rows meeting ``mask`` when the first of ``texts`` to say a group
+    does ("how many orders per region …"), a group with none too (value_counts of the selected rows
+    leaves it out); None when none says one."""
+    by = next((col for said in texts for per in _PER_GROUP.finditer(said)
+               if (col := matches(per.group(1), frame.columns)) is not None), None)
+    if by is None:
+        return None
+    chain = f".groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
+    code = f"({mask}){chain}" if len(f"({mask}){chain}") <= 100 else f"(({mask})\n {chain})"  # as people break it
+    return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
+                 reads=lambda out: _per_group_said(frame.name, what, by, out))]
 
 
 def _per_group_said(name: str, what: str, by: str, output: str) -> str | None:
