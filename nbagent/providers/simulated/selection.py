@@ -199,13 +199,18 @@ def _counted_column(frame: Frame, text: str) -> str | None:
 # "sort by price" is a sort (its own question), not a count per price
 _PER_GROUP = re.compile(r"\b(?:each|per|every|(?<!sort\s)(?<!sorted\s)(?<!order\s)(?<!ordered\s)by)\s+(\w+)", re.I)
 
+# "sort them by price", "ranked by price": a sort of its own, not a count per price
+_SORTED_BEFORE = re.compile(r"\b(?:sort|sorted|order|ordered|rank|ranked)(?:\s+(?:them|it|these|those|the\s+rows"
+                            r"|the\s+results?))?\s*$", re.I)
+
 
 def counted_per_group(frame: Frame, texts: tuple[str, ...], mask: str, what: str) -> list[Step] | None:
     """Each group's count of the rows meeting ``mask`` when the first of ``texts`` to say a group
     does ("how many orders per region …"), a group with none too (value_counts of the selected rows
     leaves it out); None when none says one."""
     by = next((col for said in texts for per in _PER_GROUP.finditer(said)
-               if (col := matches(per.group(1), frame.columns)) is not None), None)
+               if not _SORTED_BEFORE.search(said, max(0, per.start() - 40), per.start())
+               and (col := matches(per.group(1), frame.columns)) is not None), None)
     if by is None:
         return None
     chain = f".groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
