@@ -92,3 +92,19 @@ async def test_how_many_rows_per_group_in_a_date_range_counts_each_group(tmp_pat
     counts = eval(codes[-1], {"orders": TIMED.copy()})
     assert dict(counts) == {"North": 1, "East": 1, "west": 1, "south": 0}
     assert "per region: " in answer
+
+
+@pytest.mark.parametrize(("prompt", "first", "total"), [
+    # before: the March rows shown, then orders.groupby("region")["price"].sum() over every row, the
+    # answer reading as if of March ("North has the largest total price (32.00)")
+    ("Which region has the highest price in March in `orders`?", "North", 12.0),
+    ("Which region has the highest price after 2024-02-01 in `orders`?", "North", 20.0),
+])
+async def test_a_ranking_with_a_date_range_ranks_those_rows(tmp_path: Path, prompt: str, first: str, total: float) -> None:
+    orders = TIMED.copy()
+    agent = agent_with({"orders": orders}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    ranked = eval(codes[-1], {"orders": TIMED.copy()})
+    assert (ranked.index[0], ranked.iloc[0]) == (first, total)
+    assert f"{first} has the largest total price ({total:.2f})" in answer and "among the rows with order_date" in answer
+    pd.testing.assert_frame_equal(orders, TIMED)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 
 from . import readers, selection
-from .columns import Frame, column, literal, wrapped
+from .columns import Frame, column, literal, without_frame, wrapped
 from .step import Step
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")
-_DATE = r"(\d{4}-\d{2}-\d{2})"
-_RANGE = (rf"\bbetween\s+{_DATE}\s+and\s+{_DATE}"
-          rf"|\b(?P<op>on\s+or\s+after|on\s+or\s+before|after|since|before|until)\s+{_DATE}"
+_DAY = r"\d{4}-\d{2}-\d{2}"
+_RANGE = (rf"\bbetween\s+(?P<start>{_DAY})\s+and\s+(?P<end>{_DAY})"
+          rf"|\b(?P<op>on\s+or\s+after|on\s+or\s+before|after|since|before|until)\s+(?P<day>{_DAY})"
           rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b")
 DATE_ROWS = re.compile(rf"\b(?P<verb>show|list|display|find|get|filter|select|give me|which|how many|count)\b"
                        rf"[^.?!\n]{{0,200}}?(?:{_RANGE})", re.I)
@@ -32,17 +32,33 @@ def _mask(of: str, m: re.Match[str]) -> tuple[str, str]:
     # a date said is a whole day: 2024-02-15 18:00 is "until 2024-02-15", not "after 2024-02-15", so
     # the times are dropped (.dt.normalize()) where comparing with the day's midnight would miss them
     day = f"{of}.dt.normalize()"
-    if m.group(2):
-        start, end = m.group(2), m.group(3)
+    if m.group("start"):
+        start, end = m.group("start"), m.group("end")
         return f"{day}.between({literal(start)}, {literal(end)})", f"between {start} and {end} (both included)"
     if m.group("op"):
         op = _OPS[re.sub(r"\s+", " ", m.group("op").lower())]
-        return f"{day if op in ('>', '<=') else of} {op} {literal(m.group(5))}", f"{m.group('op').lower()} {m.group(5)}"
+        return f"{day if op in ('>', '<=') else of} {op} {literal(m.group('day'))}", f"{m.group('op').lower()} {m.group('day')}"
     month = _MONTHS.index(m.group("month").lower()) + 1
     if m.group("year"):  # not .dt.to_period("M"): it warns on a column with a time zone
         said = f"in {m.group('month').capitalize()} {m.group('year')}"
         return f"({of}.dt.year == {m.group('year')}) & ({of}.dt.month == {month})", said
     return f"{of}.dt.month == {month}", f"in {m.group('month').capitalize()} (any year)"
+
+
+def date_condition(frame: Frame, prompt: str) -> selection.Condition | None:
+    """The prompt's date range as a condition on the rows a ranking is of ("which region has the
+    highest price in March"); None when it says none or no datetime column is known."""
+    text = without_frame(frame.name, prompt, frame.columns)
+    m, dates = _RANGE_AT.search(text), frame.dates()
+    if m is None or not dates:
+        return None
+    mask, said = _mask(column(frame.name, dates[0]), m)
+    return selection.Condition(mask, f"{dates[0]} {said}", m.start(), m.end())
+
+
+def says_a_range(prompt: str) -> bool:
+    """Whether the prompt says a date range ("in March", "after 2024-02-01")."""
+    return _RANGE_AT.search(prompt) is not None
 
 
 def _rows(n: int, name: str, what: str) -> str:
@@ -86,4 +102,4 @@ def date_rows(frame: Frame, prompt: str) -> list[Step] | str:
                  reads=shown, shows=True)]
 
 
-__all__ = ["DATE_ROWS", "date_rows"]
+__all__ = ["DATE_ROWS", "date_condition", "date_rows", "says_a_range"]
