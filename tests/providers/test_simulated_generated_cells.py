@@ -52,13 +52,13 @@ async def test_a_text_condition_joined_to_a_number_condition_applies_both(tmp_pa
     assert expected == 2  # region North alone is 3 rows, price above 10 alone 4
     for prompt, code in [
         ("Show `sales` where region is North and price above 10",
-         'sales[(sales["region"] == "North") & (sales["price"] > 10)]'),
+         'sales[(sales["region"].str.lower() == "north") & (sales["price"] > 10)]'),
         ("Show `sales` where price above 10 and region is North",
-         'sales[(sales["price"] > 10) & (sales["region"] == "North")]'),
+         'sales[(sales["price"] > 10) & (sales["region"].str.lower() == "north")]'),
     ]:
         codes, answer = await codes_and_answer(agent, prompt)
         # before: the second condition dropped without a word (region alone, or price alone)
-        assert codes == [code]
+        assert codes[-1] == code and codes[:-1] in ([], ["sales.dtypes"])
         assert f"{expected} rows of `sales` have" in answer
 
 
@@ -66,7 +66,7 @@ async def test_contains_finds_the_text_as_typed_not_as_a_regular_expression(tmp_
     agent = agent_with({"sales": MESSY.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, "Show `sales` where customer contains '('")
     # before: .str.contains("(", na=False) raised re.error (missing ), unterminated subpattern)
-    assert codes == ['sales[sales["customer"].str.contains("(", na=False, regex=False)]']
+    assert codes == ['sales[sales["customer"].str.contains("(", case=False, na=False, regex=False)]']
     assert "1 row of `sales` has customer containing \"(\"" in answer
 
 

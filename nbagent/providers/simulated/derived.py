@@ -7,7 +7,7 @@ column is made in the expression (``orders.assign(spent=orders["price"] * orders
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 from . import readers
 from .columns import Frame, column, literal, named
@@ -116,4 +116,27 @@ def _ranked_said(name: str, first: str, n: int | None, output: str) -> str | Non
     return f"{'the' if n is None else 'the top'} {got:,} {'row' if got == 1 else 'rows'} of `{name}` by {first}"
 
 
-__all__ = ["PAID_ROWS", "Spent", "paid_rows", "spends", "with_spent"]
+# "the total sales per region", "the average order value": what each row sold for, in a frame with
+# no amount column of its own (each number column totalled, price's and quantity's, is no answer)
+_VALUE_WORDS = re.compile(r"\b(?:sales|revenue|turnover|order\s+values?|sales\s+values?|amounts?)\b", re.I)
+
+
+def asks_value(prompt: str) -> bool:
+    """Whether a statistic's prompt asks for sales, revenue or order value ("total sales per region")."""
+    return _VALUE_WORDS.search(prompt) is not None
+
+
+def row_value(name: str, columns: tuple[str, ...], numeric: Sequence[str] | None, prompt: str) -> Spent | None:
+    """``orders["price"] * orders["quantity"]`` when the prompt asks for sales or order value and the
+    frame has a price and a quantity column but no amount column; None otherwise (or while the
+    column types are not known)."""
+    if numeric is None or not asks_value(prompt) or any(_AMOUNTS.match(c) for c in columns):
+        return None
+    price = next((c for c in numeric if _PRICES.match(c)), None)
+    quantity = next((c for c in numeric if _QUANTITIES.match(c)), None)
+    if price is None or quantity is None:
+        return None
+    return Spent(f"{column(name, price)} * {column(name, quantity)}", f"{price} × {quantity}")
+
+
+__all__ = ["PAID_ROWS", "Spent", "asks_value", "paid_rows", "row_value", "spends", "with_spent"]

@@ -14,6 +14,7 @@ from typing import Callable
 from . import readers, row_checks, selection, shares, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
+from .date_conditions import DATE_ROWS, date_condition, date_rows, says_a_range
 from .derived import PAID_ROWS, paid_rows, spends, with_spent
 from .groups import GROUP, largest_group, rows_counted, rows_per_period
 from .step import Step
@@ -44,9 +45,19 @@ def rows_by_name(frame: Frame, prompt: str) -> str:
                   flags=re.I)
 
 
+def _with_date_rows(found: list[str]) -> list[str]:
+    """The questions ``found`` with a date range: "which region … in March" ranks those rows (no rows
+    of their own); "how many orders after 2024-02-01" is the rows in the range, not the shape or a head."""
+    if "date_rows" in found and "largest_group" in found:
+        return [f for f in found if f != "date_rows"]
+    if "date_rows" in found:
+        return [f for f in found if f not in ("how_many", "shape", "rows_where", "rows_shown")]
+    return found
+
+
 def intents(prompt: str) -> list[str]:
     """The DataFrame questions asked in ``prompt``, in the order the answer says them."""
-    found = [name for name, (asks, _) in _SKILLS.items() if asks.search(prompt)]
+    found = _with_date_rows([name for name, (asks, _) in _SKILLS.items() if asks.search(prompt)])
     if "shape" in found:  # the shape only if asked outside the counts ("how many rows have price above 20")
         rest = prompt
         for name in (n for n in _NOT_THE_SHAPE if n in found):
@@ -187,6 +198,7 @@ def _missing(frame: Frame, prompt: str) -> list[Step]:
 
 # Each DataFrame question: what asks it, and the calls that answer it (or why there are none).
 _SKILLS: dict[str, tuple[re.Pattern[str], Callable[[Frame, str], list[Step] | str]]] = {
+    "date_rows": (DATE_ROWS, date_rows),
     "rows_where": (selection.ROWS_WHERE, selection.rows_where),
     "rows_shown": (selection.ROWS_SHOWN, selection.rows_shown),
     "sorted": (sorting.SORTED, sorting.sorted_by),
@@ -213,7 +225,7 @@ _NOT_THE_SHAPE = ("rows_where", "rows_shown", "unique")
 _RANKED = re.compile(r"\b(?:most|largest|biggest|highest|top|best|leading|max\w*|lowest|smallest|least|fewest|bottom"
                      r"|spent|spends?|spending|paid|pays?)\b", re.I)
 """A group question's words: a condition ranks only its rows when said with them."""
-SHOWS_ROWS = frozenset({"second", "missing_rows", "duplicates", "paid_rows",
+SHOWS_ROWS = frozenset({"date_rows", "second", "missing_rows", "duplicates", "paid_rows",
                         "rows_shown", "sorted", "top_rows", "first_rows", "aged_rows", "correlation"})
 """Questions answered with rows: their "show" asks for those rows, not the frame's head."""
 
@@ -224,8 +236,8 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     if intent != "largest_group" or isinstance(made, str) or any(s.input.get("code") == look_code(frame.name) for s in made):
         return made
     prompt = rows_counted(frame.name, prompt, frame.columns)  # "the most orders" of a selection: its rows
-    rows = selection.rows_condition(frame, prompt, _RANKED)
-    if (rows is not None or spends(prompt)) and frame.dtypes is None:
+    rows = selection.rows_condition(frame, prompt, _RANKED) or date_condition(frame, prompt)
+    if (rows is not None or spends(prompt) or says_a_range(prompt)) and frame.dtypes is None:
         # which column is a number decides what is ranked: look first, at the frame itself
         return made if frame.looked else [frame.look(quiet=True)]
     about, notes = without_frame(frame.name, prompt, frame.columns), []

@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 from ...engine.contracts.json_types import JSONValue
 from . import frames, groups, notebook, statistics
-from .columns import frame_of, view_with_looks, without_frame
+from .columns import frame_of, view_with_looks, without_frame, words_joined
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
@@ -63,7 +63,8 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     known = view.variables.get(name)
     is_frame = known is None or bool(known.columns) or known.type in _FRAME_TYPES
     frame = frame_of(name, view, calls)
-    prompt = frames.rows_by_name(frame, prompt)
+    # a column name of several words ("sales region") read as one, as the questions' patterns need
+    prompt = words_joined(frames.rows_by_name(frame, prompt), frame.columns)
     about = without_frame(name, prompt, frame.columns)
     steps: list[Step] = []
     notes: list[str] = []

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from . import readers
-from .columns import Frame, column, literal, matches, named, without_frame
+from .columns import Frame, column, literal, matches, named, without_frame, words_joined, wrapped
 from .step import Step
 from .text_conditions import TEXT_CLAUSE, TEXT_CONDITION, text_condition
 
@@ -76,16 +76,18 @@ class Condition(NamedTuple):
 def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition | list[Step] | str:
     """The mask code of the prompt's condition (``orders["price"] > 20``, ``orders["region"] == "North"``;
     two joined by "and" / "or" both, ``(…) & (…)``) and how the answer says it; else a look, or why there is none."""
-    text = without_frame(frame.name, prompt, frame.columns)
+    text = words_joined(without_frame(frame.name, prompt, frame.columns), frame.columns)
     m = pattern.search(text)
     first = _one(frame, m) if m else None
-    if first is None:
-        return frame.no_column("to compare")
+    if first is None or not isinstance(first, Condition):
+        return frame.no_column("to compare") if first is None else first
     join = _AND.match(text, first.end)
     more = _JOINED.match(text, join.end()) if join else None
     if join is None or more is None:
         return first
     second = _one(frame, more)
+    if isinstance(second, (str, list)):
+        return second
     if second is None:  # never a condition left out silently: the rows would not be the ones asked for
         return f"I could not tell which column of `{frame.name}` the condition after \"{join.group(1)}\" compares."
     joined = "&" if join.group(1).lower() == "and" else "|"
@@ -93,17 +95,35 @@ def _condition(frame: Frame, prompt: str, pattern: re.Pattern[str]) -> Condition
                      first.start, second.end)
 
 
-def _one(frame: Frame, m: re.Match[str]) -> Condition | None:
+def _is_word(m: re.Match[str]) -> bool:
+    """Whether the text condition ``m`` compares with a word ("is high"), not a number or "missing"."""
+    word = m.group("word")
+    return m.group("quoted") is None and not re.fullmatch(r"-?\d+(?:\.\d+)?|missing|null|nan|na|none|empty|blank|nat",
+                                                            word, re.I)
+
+
+def _one(frame: Frame, m: re.Match[str]) -> Condition | list[Step] | str | None:
     """The condition ``m`` found, on a number (groups 1-4) or on text ("region is North"); None when
-    its word names no column."""
+    its word names no column, why not when it compares a word with a number column."""
     if m.group(1) is None:
-        on_text = text_condition(frame.name, matches(m.group("col"), frame.columns), m)
-        return None if on_text is None else Condition(*on_text)
+        col = matches(m.group("col"), frame.columns)
+        if col is not None and frame.dtypes is None and not frame.looked and _is_word(m):
+            return [frame.look(quiet=True)]  # a word compares with text, not numbers: which is the column?
+        kind = ("bool" if (frame.dtypes or {}).get(col or "") == "bool" else "number" if col in frame.numeric()
+                else "date" if col in frame.dates() else "text")
+        on_text = text_condition(frame.name, col, m, kind)
+        return on_text if on_text is None or isinstance(on_text, str) else Condition(*on_text)
     col = matches(m.group(1), frame.columns)
     if col is None:
         return None
     op, number = _COMPARISONS[m.group(2).lower()], _number(m.group(3), m.group(4))
     return Condition(f"{column(frame.name, col)} {op} {number}", f"{col} {op} {number}", m.start(), m.end())
+
+
+def condition_said(frame: Frame, prompt: str) -> Condition | list[Step] | str | None:
+    """The condition on a column the prompt says anywhere ("region is North"), None when it says
+    none; a look or why not when it says one that cannot be compared."""
+    return None if _ANYWHERE.search(prompt) is None else _condition(frame, prompt, _ANYWHERE)
 
 
 def rows_condition(frame: Frame, prompt: str, asks: re.Pattern[str]) -> Condition | None:
@@ -115,7 +135,7 @@ def rows_condition(frame: Frame, prompt: str, asks: re.Pattern[str]) -> Conditio
     found = _condition(frame, prompt, _ANYWHERE)
     if not isinstance(found, Condition):
         return None
-    text = without_frame(frame.name, prompt, frame.columns)
+    text = words_joined(without_frame(frame.name, prompt, frame.columns), frame.columns)
     start = max((b.end() for b in _SENTENCE_END.finditer(text, 0, found.start)), default=0)
     end = next((b.start() for b in _SENTENCE_END.finditer(text, found.end)), len(text))
     verbs = list(_ROWS_ASKED.finditer(text, start, found.start))
@@ -146,16 +166,12 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
     if not isinstance(found, Condition):
         return found
     mask, what = found.mask, found.said
-    text = without_frame(frame.name, prompt, frame.columns)
+    text = words_joined(without_frame(frame.name, prompt, frame.columns), frame.columns)
     # after the condition ("… above 10 does each customer have"), else before it ("how many orders
     # per customer have price over 10": the condition's span starts at "how many")
-    by = next((col for per in (*_PER_GROUP.finditer(found.cut_from(text)), *_PER_GROUP.finditer(text))
-               if (col := matches(per.group(1), frame.columns)) is not None), None)
-    if by is not None:
-        # each group's count, a group with none too (value_counts of the selected rows leaves it out)
-        code = f"({mask}).groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
-        return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
-                     reads=lambda out: _per_group_said(frame.name, what, by, out))]
+    per_group = counted_per_group(frame, (found.cut_from(text), text), mask, what)
+    if per_group is not None:
+        return per_group
     counted = _counted_column(frame, text)  # "how many customers have price above 10": distinct customers, not rows
     if counted is not None and frame.dtypes is None and not frame.looked:
         return [frame.look(quiet=True)]  # a number column ("how many units …") is no one to count
@@ -164,7 +180,7 @@ def rows_where(frame: Frame, prompt: str) -> list[Step] | str:
         return [Step("python", {"code": code}, f"count the distinct {counted} values of the rows with {what}",
                      reads=lambda out: None if (n := readers.number(out)) is None
                      else f"{int(n):,} distinct {counted} values of `{frame.name}` have a row with {what}")]
-    code = f"({mask}).sum()"
+    code = wrapped("(", mask, ").sum()")
     return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what}",
                  reads=lambda out: None if (n := readers.number(out)) is None
                  else f"{_rows(int(n), frame.name)} {what}")]
@@ -180,7 +196,27 @@ def _counted_column(frame: Frame, text: str) -> str | None:
     return matches(m.group(1), frame.columns) if m else None
 
 
-_PER_GROUP = re.compile(r"\b(?:each|per|every|by)\s+(\w+)", re.I)
+# "sort by price" is a sort (its own question), not a count per price
+_PER_GROUP = re.compile(r"\b(?:each|per|every|(?<!sort\s)(?<!sorted\s)(?<!order\s)(?<!ordered\s)by)\s+(\w+)", re.I)
+
+# "sort them by price", "ranked by price": a sort of its own, not a count per price
+_SORTED_BEFORE = re.compile(r"\b(?:sort|sorted|order|ordered|rank|ranked)(?:\s+(?:them|it|these|those|the\s+rows"
+                            r"|the\s+results?))?\s*$", re.I)
+
+
+def counted_per_group(frame: Frame, texts: tuple[str, ...], mask: str, what: str) -> list[Step] | None:
+    """Each group's count of the rows meeting ``mask`` when the first of ``texts`` to say a group
+    does ("how many orders per region …"), a group with none too (value_counts of the selected rows
+    leaves it out); None when none says one."""
+    by = next((col for said in texts for per in _PER_GROUP.finditer(said)
+               if not _SORTED_BEFORE.search(said, max(0, per.start() - 40), per.start())
+               and (col := matches(per.group(1), frame.columns)) is not None), None)
+    if by is None:
+        return None
+    chain = f".groupby({frame.name}[{literal(by)}]).sum().sort_values(ascending=False)"
+    code = f"({mask}){chain}" if len(f"({mask}){chain}") <= 100 else f"(({mask})\n {chain})"  # as people break it
+    return [Step("python", {"code": code}, f"count the rows of `{frame.name}` with {what} per {by}",
+                 reads=lambda out: _per_group_said(frame.name, what, by, out))]
 
 
 def _per_group_said(name: str, what: str, by: str, output: str) -> str | None:
@@ -202,7 +238,7 @@ def rows_shown(frame: Frame, prompt: str) -> list[Step] | str:
     if not isinstance(found, Condition):
         return found
     mask, what = found.mask, found.said
-    code = f"{frame.name}[{mask}]"
+    code = wrapped(f"{frame.name}[", mask, "]")
 
     def said(out: str) -> str | None:
         n = readers.frame_rows(out)

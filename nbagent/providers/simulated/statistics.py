@@ -9,6 +9,7 @@ from typing import Sequence
 
 from . import readers
 from .columns import column, literal, named
+from .derived import Spent, asks_value, row_value
 from .selection import Condition
 from .step import Step
 
@@ -55,7 +56,9 @@ def stat_needs_dtypes(prompt: str, columns: Sequence[str]) -> bool:
     """Whether a statistic names several columns besides a "per" group: which are numbers is
     looked up (``.dtypes``) before it is computed ("which customer sells most, and the average price")."""
     by = next((c for w in _PER.findall(prompt) for c in named(w, columns)), None)
-    return len([c for c in named(prompt, columns) if c != by]) > 1
+    values = [c for c in named(prompt, columns) if c != by]
+    # "the total sales" naming no column: whether a price and a quantity make it is in the types
+    return len(values) > 1 or (not values and asks_value(prompt))
 
 
 def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind: str,
@@ -72,6 +75,9 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     values = [c for c in chosen if c != by]
     if kind != "frame":
         return _of_sequence(name, stat, word, kind)
+    value = row_value(name, columns, numeric, prompt) if not values and rows is None else None
+    if value is not None:  # "the total sales per region": price × quantity, not each number column's total
+        return _of_value(name, stat, word, value, by)
     among = f" for the rows with {rows.said}" if rows else ""
     within = f"{name}[{rows.mask}]" if rows else name
     if by and values:
@@ -92,6 +98,19 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     else:
         code, what = f"{within}.{stat}(numeric_only=True)", f"{word} of each numeric column of `{name}`{among}"
     return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
+
+
+def _of_value(name: str, stat: str, word: str, value: Spent, by: str | None) -> Step:
+    """The statistic of each row's value, price × quantity (the frame itself unchanged): per group
+    ``orders.assign(sales=…).groupby("region")["sales"].sum()``, else ``(…).mean()``."""
+    said = f"sales ({value.said})"
+    if by is None:
+        code, what = f"({value.code}).{stat}()", f"{word} of {said} of `{name}`"
+        return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
+    source, chain = f"{name}.assign(sales={value.code})", f".groupby({literal(by)})[\"sales\"].{stat}()"
+    code = f"{source}{chain}" if len(source + chain) <= 100 else f"({source}\n {chain})"  # as people break it
+    what = f"{word} of {said} per {by} in `{name}`"
+    return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stats_said(what, out))
 
 
 def _of_sequence(name: str, stat: str, word: str, kind: str) -> Step:

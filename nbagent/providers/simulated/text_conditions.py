@@ -36,8 +36,19 @@ class TextCondition(NamedTuple):
     end: int
 
 
-def text_condition(frame: str, col: str | None, m: re.Match[str]) -> TextCondition | None:
-    """The mask of the text condition ``m`` found (``col`` the column its word names; None: no column)."""
+def _on_bool(frame: str, col: str, value: str, negated: bool, m: re.Match[str]) -> TextCondition | str:
+    """``orders["active"]`` or ``~orders["active"]`` for "where active is true / no"; else why not."""
+    truth = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(value.lower())
+    if truth is None:
+        return f"{col} of `{frame}` holds True/False, and I could not tell which \"{value}\" means; say true or false."
+    wanted = truth != negated
+    return TextCondition(column(frame, col) if wanted else f"~{column(frame, col)}", f"{col} {wanted}", m.start(), m.end())
+
+
+def text_condition(frame: str, col: str | None, m: re.Match[str], kind: str = "text") -> TextCondition | str | None:
+    """The mask of the text condition ``m`` found (``col`` the column its word names; None: no column);
+    ``kind`` the column's ("text", "number", "date"): a word compared with numbers is said to be
+    not understood (a str), not run to find no row or fail."""
     if col is None:
         return None
     value = m.group("quoted") if m.group("quoted") is not None else m.group("word")
@@ -48,18 +59,31 @@ def text_condition(frame: str, col: str | None, m: re.Match[str]) -> TextConditi
     if m.group("quoted") is None and value.lower() in _MISSING and (negated or op in ("is", "equals", "equal", "==", "=")):
         mask = f"{of}.notna()" if negated else f"{of}.isna()"
         return TextCondition(mask, f"{col} {'not ' if negated else ''}missing", m.start(), m.end())
+    if kind == "number" and shown != value:
+        return (f"{col} of `{frame}` holds numbers, and I could not tell which number \"{value}\" means; "
+                f"say it with one (\"{col} above 20\").")
+    if kind == "bool":  # True/False: .str on it fails the cell, == "true" finds no row
+        return _on_bool(frame, col, value, negated, m)
+    if kind == "date" and shown != value:  # a datetime never equals a word: no row, said as if none were
+        return (f"{col} of `{frame}` holds dates, and I could not tell which date \"{value}\" means; "
+                f"say it with one (\"{col} after 2024-02-01\", \"in March\").")
+    # A word is matched in any case: "where region is north" means the rows the column holds as
+    # "North" (as typed it found none). A number said as a word stays a number comparison.
+    as_text = shown != value and kind == "text"
+    lowered, folded = literal(value.lower()), f"{of}.str.lower()"
     # na=False: a missing value is no match (without it the mask holds NaN and selecting rows fails)
     if op in ("contains", "includes", "has"):
         plain = ", regex=False" if _REGEX_CHARS & set(value) else ""
-        mask, said = f"{of}.str.contains({literal(value)}, na=False{plain})", f"{col} containing {literal(value)}"
+        mask = f"{of}.str.contains({literal(value)}, case=False, na=False{plain})"
+        said = f"{col} containing {literal(value)}"
     elif op.endswith("with"):
         method = "endswith" if op.startswith("end") else "startswith"
-        mask = f"{of}.str.{method}({literal(value)}, na=False)"
+        mask = f"{folded}.str.{method}({lowered}, na=False)"
         said = f"{col} {'ending' if method == 'endswith' else 'starting'} with {literal(value)}"
     elif negated:
-        mask, said = f"{of} != {shown}", f"{col} other than {shown}"
+        mask, said = f"{folded if as_text else of} != {lowered if as_text else shown}", f"{col} other than {shown}"
     else:
-        mask, said = f"{of} == {shown}", f"{col} == {shown}"
+        mask, said = f"{folded if as_text else of} == {lowered if as_text else shown}", f"{col} == {shown}"
     return TextCondition(mask, said, m.start(), m.end())
 
 
