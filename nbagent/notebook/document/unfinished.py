@@ -57,14 +57,15 @@ def _mtime(path: Path) -> float:
 
 
 def _first_prompt(history: Path) -> str | None:
-    """The text of a conversation's first user message (the prompt that started it), if readable."""
+    """The prompt that started a conversation: its first user message's first text block (the
+    blocks after it are what the model was told of the kernel, ``<kernel-state>``), if readable."""
     first = _first_message(history)
     content = first.get("content") if isinstance(first, dict) and first.get("role") == "user" else None
     if isinstance(content, str):
         return content.strip()
     blocks = content if isinstance(content, list) else ()  # a received folder's file: any shape
     texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
-    return "".join(t for t in texts if isinstance(t, str)).strip() if texts else None
+    return texts[0].strip() if texts and isinstance(texts[0], str) else None
 
 
 def _first_message(history: Path) -> object:

@@ -55,6 +55,18 @@ def test_a_headless_cell_whose_only_run_was_cut_short_says_so_not_that_there_is_
     assert live_lines.NO_RECORD_LINE not in out and _unfinished(out), out
 
 
+def test_a_cut_short_run_in_a_notebook_with_variables_is_found(ip, headless, monkeypatch):  # noqa: F811
+    """Was: the prompt was compared with the first message's text blocks joined, which in a notebook
+    with any variable hold the ``<kernel-state>`` the model was told too: never equal, so the line
+    said there was no record (the file passed alone, in a shell with no variables)."""
+    ip.run_cell("orders_total = 41\nregions = ['north', 'south']")
+    _cut_short(ip, FIRST, monkeypatch)
+
+    out = cell(ip, FIRST)
+
+    assert live_lines.NO_RECORD_LINE not in out and _unfinished(out), out
+
+
 def test_a_headless_cell_cut_short_in_a_folder_of_records_is_not_called_new_or_edited(ip, headless, monkeypatch):  # noqa: F811
     cell(ip, OTHER)  # another cell's finished, recorded run
     restart(magics_mod.active_magics())
