@@ -68,6 +68,11 @@ class Frame:
             return [self.look(quiet=True)]
         return self.unknown() if self.look_failed else f"I could not tell which column of `{self.name}` {to}."
 
+    def look_first(self) -> list[Step] | str:
+        """What a skill answers before the columns' types are known: a quiet look at them, or, where the
+        look was made and told nothing, why no code is written."""
+        return [self.look(quiet=True)] if not self.looked else self.unknown()
+
     def unknown(self) -> str:
         if self.look_failed:
             return f"`{self.name}` does not look like a DataFrame (its `.dtypes` failed), so I wrote no pandas code for it."

@@ -18,7 +18,7 @@ def correlation(frame: Frame, prompt: str) -> list[Step] | str:
     """Pearson's r of the two numeric columns the prompt names (it looks at ``.dtypes`` first, so
     that a text column named beside them is left out); with fewer named, every numeric pair."""
     if frame.dtypes is None:
-        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+        return frame.look_first()
     said = named(without_frame(frame.name, prompt, frame.columns), frame.columns)
     chosen = [c for c in said if c in frame.numeric()]
     if len(chosen) < 2:

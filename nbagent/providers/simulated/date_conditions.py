@@ -71,7 +71,7 @@ def date_rows(frame: Frame, prompt: str) -> list[Step] | str:
     if m is None:
         return frame.no_column("to compare with a date")
     if frame.dtypes is None:
-        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+        return frame.look_first()
     dates = frame.dates()
     if not dates:
         return (f"`{frame.name}` has no column of dates (datetime) to compare with a date; "

@@ -176,7 +176,7 @@ class _Order:
 def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[Step] | str:
     """``sales.groupby(sales["date"].dt.to_period("M"))["revenue"].sum()…`` for "which month"."""
     if frame.dtypes is None:
-        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+        return frame.look_first()
     dates = frame.dates()
     # A CSV's dates are read as text ("object"): a column named like a date is parsed where it is used.
     texts = text_dates(frame) if not dates else []
@@ -211,7 +211,7 @@ def rows_per_period(frame: Frame, word: str) -> list[Step] | str | None:
     if period is None:
         return None
     if frame.dtypes is None:
-        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+        return frame.look_first()
     dates, texts = frame.dates(), text_dates(frame)
     if not dates and not texts:
         return f"I found no date column in `{frame.name}` to count its rows per {word.lower().rstrip('s')}."

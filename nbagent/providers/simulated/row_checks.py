@@ -66,7 +66,7 @@ def second(frame: Frame, prompt: str) -> list[Step] | str:
     if m is None:
         return f"I could not tell what is second in `{frame.name}`."
     if frame.dtypes is None:
-        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+        return frame.look_first()
     how = m.group("how").lower()
     smallest = how in ("lowest", "smallest", "cheapest")
     col = matches(m.group("what"), frame.numeric())

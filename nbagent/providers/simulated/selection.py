@@ -262,7 +262,7 @@ def filled(frame: Frame, prompt: str) -> list[Step] | str:
     if m is None:
         return f"I could not tell what to fill the missing values of `{frame.name}` with."
     if frame.dtypes is None:
-        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+        return frame.look_first()
     how = m.group("how").lower()
     # the columns named in the fill's own words ("fill the missing age … with the median", not the
     # salary of "… and show the salary above 40000")

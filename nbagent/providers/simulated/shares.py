@@ -22,7 +22,7 @@ def share(frame: Frame, prompt: str) -> list[Step] | str:
     """Each group's part of the total (of the number column named, else the amount or price ×
     quantity when sales are asked about, else of the rows), largest first."""
     if frame.dtypes is None:
-        return [frame.look(quiet=True)] if not frame.looked else frame.unknown()
+        return frame.look_first()
     text = without_frame(frame.name, prompt, frame.columns)
     said = named(text, frame.columns)
     by = next((c for c in said if c in frame.text()), None)
