@@ -44,9 +44,24 @@ def papermill_parameters(source: str) -> list[str] | None:
     return [cast(ast.Name, cast(ast.Assign, s).targets[0]).id for s in body]
 
 
+_NOT_FINITE = frozenset({"nan", "inf", "-inf"})
+
+
+class _NotFinite(ast.NodeTransformer):
+    """papermill writes a float that is not finite as ``float('nan')`` (``-p x nan``): read as the
+    literal it stands for, not as code (which made the whole injected cell a context cell)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if (isinstance(node.func, ast.Name) and node.func.id == "float" and not node.keywords
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str) and node.args[0].value.lower() in _NOT_FINITE):
+            return ast.Constant(0.0)
+        return node
+
+
 def _literal(node: ast.expr) -> bool:
     try:
-        ast.literal_eval(node)
+        ast.literal_eval(_NotFinite().visit(node))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # a call, a name: code
         return False
     return True
