@@ -28,11 +28,14 @@ class Header:
         self.context_tokens: int | None = None
         self.estimated = False  # a tiktoken estimate before the request, not the API's usage
         self._title = w.HTML()
-        self.gauge = w.IntProgress(min=0, max=max(int(context_window or 1), 1), value=0, layout=w.Layout(width="30%"))
+        # A narrow notebook wraps the row rather than squeezing each part into a column of its own:
+        # the model id broke at its hyphens and the gauge shrank to a few pixels.
+        self.gauge = w.IntProgress(min=0, max=max(int(context_window or 1), 1), value=0,
+                                   layout=w.Layout(width="30%", min_width="120px"))
         self._label = w.HTML()
         self._cost = w.HTML()
         self.widget = w.HBox([self._title, self.gauge, self._label, self._cost],
-                             layout=w.Layout(align_items="center", grid_gap="8px"))
+                             layout=w.Layout(align_items="center", grid_gap="0 8px", flex_flow="row wrap"))
         self.render()
 
     def update(self, **changes: Any) -> None:
@@ -49,7 +52,7 @@ class Header:
 
     def render(self) -> None:
         policy = f" · context {esc(self.context_policy)}" if self.context_policy else ""
-        self._title.value = (f"<b>{esc(self.model or '?')}</b> <span style='{STYLE['muted']}'>{esc(self.provider)}"
+        self._title.value = (f"{self._model_name()} <span style='{STYLE['muted']}'>{esc(self.provider)}"
                              f"{policy}</span>" + self._mode_badge())
         if self.context_window:
             self.gauge.max = int(self.context_window)
@@ -61,6 +64,13 @@ class Header:
         # the "cumulative cost (session)" of %agent history, which sums the current history's rows.
         self._cost.value = (f"session spent <b>{esc(self.cost_text())}</b>"
                             f"<span style='{STYLE['muted']}'>{esc(self.recorded_note())}</span>")
+
+    def _model_name(self) -> str:
+        """The model id in bold, on one line (it is copied into ``--model``); an id longer than a
+        narrow notebook's row (an ARN) breaks where it must rather than running out of sight."""
+        model = self.model or "?"
+        wrap = "white-space:nowrap" if len(model) <= MODEL_ON_ONE_LINE else "overflow-wrap:anywhere"
+        return f"<b style='{wrap}'>{esc(model)}</b>"
 
     def _mode_badge(self) -> str:
         """Bypass is shown in red on every run: every tool then runs without asking."""
@@ -92,6 +102,8 @@ class Header:
             return ""
         return f" ({fmt_usd(self.recorded_spend)} of it spent before this kernel, when the record's turns ran)"
 
+
+MODEL_ON_ONE_LINE = 40  # characters: about 300 pixels, what the narrowest notebook's row holds
 
 MODE_LABELS = {"accept_edits": "accept edits", "plan": "plan mode (read-only tools)",
                "bypass": "BYPASS: every tool runs without asking"}

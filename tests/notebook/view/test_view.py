@@ -479,6 +479,15 @@ def test_bypass_mode_is_shown_in_red_on_every_run_and_other_modes_are_named() ->
     assert "BYPASS" not in default._title.value and "mode" not in default.plain()
 
 
+def test_the_model_id_keeps_one_line_unless_longer_than_a_narrow_row() -> None:
+    from nbagent.notebook.view.header import Header
+
+    # The e2e check is tests/e2e/test_live_header_layout.py; an ARN would run out of a narrow row whole.
+    assert "white-space:nowrap" in Header("claude-sonnet-4-5-20250929", "x", None, None, 0.0)._title.value
+    arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5"
+    assert "overflow-wrap:anywhere" in Header(arn, "x", None, None, 0.0)._title.value
+
+
 def test_a_web_search_the_api_ran_shows_its_sources_in_the_tool_card() -> None:
     view = AgentView(model="m", provider="simulated", context_window=200_000, max_allowed=160_000)
     view.handle(ev.ToolUseDelta(tool_use_id="srv_1", name="web_search", partial_json='{"query": "nbagent"}'))
