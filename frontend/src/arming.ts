@@ -33,8 +33,29 @@ type Place = readonly [number, number];
  * returns a function that stops watching. */
 export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
                                   now: Clock = () => performance.now()): () => void {
-  const shownAt = new WeakMap<Element, number>();
   const win = doc.defaultView as Window & typeof globalThis;
+  const buttons = armer(win, delay, now);
+  const observer = watchAdded(win, doc, buttons);
+  const stop = (event: Event) => {
+    const button = (event.target as Element | null)?.closest?.(`.${ALLOW_CLASS}`);
+    if (button && buttons.early(button as HTMLButtonElement)) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    }
+  };
+  ACTIVATING.forEach(type => doc.addEventListener(type, stop, true));
+  return () => {
+    buttons.stop();
+    observer.disconnect();
+    ACTIVATING.forEach(type => doc.removeEventListener(type, stop, true));
+  };
+}
+
+type Armer = ReturnType<typeof armer>;
+
+/** Arms Allow buttons (inert, shown as arming) and releases each `delay` ms after it was last armed. */
+function armer(win: Window, delay: number, now: Clock) {
+  const shownAt = new WeakMap<Element, number>();
   const places = watchPlaces(win, button => arm(button));
   const arm = (button: HTMLButtonElement) => {
     shownAt.set(button, now());
@@ -44,14 +65,14 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
       button.disabled = true; // shows it is not yet active; a disabled button takes no click
       button.dataset.nbagentArmed = '1';
     }
-    doc.defaultView?.setTimeout(() => release(button), delay);
+    win.setTimeout(() => release(button), delay);
   };
   const release = (button: HTMLButtonElement) => {
     const left = delay - (now() - (shownAt.get(button) ?? 0));
     if (left > 0) {
       // Put back on the page since, or the timer came a moment early by this clock (timers and
       // clocks round differently): try again then, never left disabled for good.
-      doc.defaultView?.setTimeout(() => release(button), left);
+      win.setTimeout(() => release(button), left);
       return;
     }
     button.classList.remove(ARMING_CLASS);
@@ -60,45 +81,39 @@ export function guardAllowButtons(doc: Document, delay = ARM_DELAY_MS,
     }
     delete button.dataset.nbagentArmed;
   };
+  /** Whether an activation of `button` now comes too early. One on the page before the watch
+   * began, or moved since the last check (the click may be the one aimed at what was there a
+   * moment before), arms from now. */
+  const early = (button: HTMLButtonElement): boolean => {
+    const at = shownAt.get(button);
+    if (at === undefined || places.moved(button)) {
+      arm(button);
+      return true;
+    }
+    return now() - at < delay;
+  };
+  return { arm, early, known: (button: Element) => shownAt.has(button), stop: places.stop };
+}
+
+/** Arms each Allow button put on the page, and each that gets our class once there (ipywidgets
+ * may give a view its classes after it is on the page). */
+function watchAdded(win: Window & typeof globalThis, doc: Document, buttons: Armer): MutationObserver {
   const observer = new win.MutationObserver(records => {
     for (const record of records) {
       record.addedNodes.forEach(node => {
         if (node instanceof win.Element) {
-          allowButtonsIn(node).forEach(arm);
+          allowButtonsIn(node).forEach(buttons.arm);
         }
       });
-      // ipywidgets may give a view its classes after it is on the page: armed when it gets ours.
       const target = record.target;
       if (record.type === 'attributes' && target instanceof win.HTMLButtonElement &&
-          target.classList.contains(ALLOW_CLASS) && !shownAt.has(target)) {
-        arm(target);
+          target.classList.contains(ALLOW_CLASS) && !buttons.known(target)) {
+        buttons.arm(target);
       }
     }
   });
   observer.observe(doc, { childList: true, subtree: true, attributes: true, attributeFilter: ['class'] });
-  const stop = (event: Event) => {
-    const target = event.target as Element | null;
-    const button = target?.closest?.(`.${ALLOW_CLASS}`);
-    if (!button) {
-      return;
-    }
-    const at = shownAt.get(button);
-    if (at === undefined || places.moved(button as HTMLButtonElement)) {
-      // On the page before the watch began, or moved since the last check (the click may be the
-      // one aimed at what was there a moment before): it arms from now.
-      arm(button as HTMLButtonElement);
-    } else if (now() - at >= delay) {
-      return;
-    }
-    event.preventDefault();
-    event.stopImmediatePropagation();
-  };
-  ACTIVATING.forEach(type => doc.addEventListener(type, stop, true));
-  return () => {
-    places.stop();
-    observer.disconnect();
-    ACTIVATING.forEach(type => doc.removeEventListener(type, stop, true));
-  };
+  return observer;
 }
 
 /** Where each open Allow button was last seen; `onMove` for one that moved since, checked every
