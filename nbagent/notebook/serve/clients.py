@@ -57,9 +57,26 @@ def identify(ctx: Any) -> tuple[str, str]:
     # "claude-code" in the cards, so a second client passed for the one the user allowed. Nor what
     # draws the same written otherwise: the cards are HTML, which shows a run of spaces as one
     # ("Visual Studio  Code"), and an accent composed or combined (NFC) draws the same letter.
-    kept = "".join(ch for ch in unicodedata.normalize("NFC", name) if ch.isprintable() and not draws_nothing(ch))
-    clean = " ".join(kept.split())[:NAME_CHARS]
+    # Compatibility forms (NFKC: a fullwidth or mathematical "ｃ") are written as the letter they draw.
+    kept = "".join(ch for ch in unicodedata.normalize("NFKC", name) if ch.isprintable() and not draws_nothing(ch))
+    clean = _lookalikes_escaped(" ".join(kept.split())[:NAME_CHARS])
     return clean or "unnamed client", session
+
+
+LOOKALIKE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC"})
+"""Scripts with letters drawn like Latin ones (Cyrillic "с" and Latin "c")."""
+
+
+def _lookalikes_escaped(name: str) -> str:
+    """A name mixing Latin letters with letters of a script that draws like them, those written as
+    ``\\u0441``: "сlaude-code" (Cyrillic с) was shown exactly like "claude-code", so an impostor
+    holding the token could be given the grant meant for the other (attacker pass 29). A name in
+    one script, or mixing scripts that do not look alike (Latin and Japanese), is kept."""
+    scripts = {unicodedata.name(ch, "").split(" ")[0] for ch in name if ch.isalpha()}
+    if "LATIN" not in scripts or not scripts & LOOKALIKE_SCRIPTS:
+        return name
+    return "".join(f"\\u{ord(ch):04x}" if ch.isalpha() and unicodedata.name(ch, "").split(" ")[0] in LOOKALIKE_SCRIPTS
+                   else ch for ch in name)
 
 
 class Clients:

@@ -38,3 +38,18 @@ def test_a_name_that_draws_the_same_written_otherwise_is_shown_apart(first: str,
     clients = Clients(max_clients=2)
     shown = clients.admit(identify(_ctx(first, "s1"))).name
     assert clients.admit(identify(_ctx(second, "s2"))).name == f"{shown} #2"
+
+
+@pytest.mark.parametrize("impostor", ["\u0441laude-code", "claude-c\u043ede", "claude-cod\u0435", "\uff43laude-code",
+                                      "\U0001d41claude-code"])
+def test_a_name_with_letters_that_draw_like_latin_ones_is_shown_apart(impostor: str) -> None:
+    # Attacker pass 29: Cyrillic "с" (U+0441) in "claude-code" drew the same as the client the user allowed.
+    clients = Clients(max_clients=2)
+    assert clients.admit(identify(_ctx("claude-code", "s1"))).name == "claude-code"
+    shown = clients.admit(identify(_ctx(impostor, "s2"))).name
+    assert shown != "claude-code" and shown.isascii(), shown
+
+
+@pytest.mark.parametrize("name", ["Кодекс", "Ελληνικά", "クロード client", "Café ✓"])
+def test_a_name_in_one_script_or_scripts_that_do_not_look_alike_is_kept(name: str) -> None:
+    assert identify(_ctx(name, "s"))[0] == name
