@@ -8,7 +8,6 @@ read as parse, delegate, render.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,11 +105,12 @@ def _new_task_dir(magics: MagicsApi) -> Path | None:
     """Where a new session is saved: under ``AgentMagics.task_root``, else the notebook's record
     folder (``.nbagent/sessions/…``); None where it is saved nowhere (``AgentMagics.record`` off, or
     a record folder that cannot be used: the agent cell says why)."""
-    if magics.task_root:
-        return Path(magics.task_root) / time.strftime(f"%Y%m%d-%H%M%S-{magics._session_count}")
+    from .document.replay import RecordFolderError, new_session_dir, record_dir_problem, unused_session_name
+
+    if magics.task_root:  # shared by the kernels of a class's student: the process in the name too
+        return Path(magics.task_root) / unused_session_name(Path(magics.task_root), magics._session_count)
     if not magics.record:
         return None
-    from .document.replay import RecordFolderError, new_session_dir, record_dir_problem
 
     if record_dir_problem(magics.document.root) is not None:
         return None

@@ -28,11 +28,15 @@ def ip(tmp_path, monkeypatch) -> Iterator[Any]:
     shell.display_pub = CapturingDisplayPublisher()
     shell.run_cell("%load_ext nbagent")
     magics_mod.active_magics().new_session(allow=("python", "read_file"))
+    # A test's `%config AgentMagics.X` stays in the shared shell's config: every later test's
+    # `%reload_ext nbagent` loaded it (a model without effort control, another test's task_root).
+    config = copy.deepcopy(shell.config.get("AgentMagics"))
     try:
         yield shell
     finally:
         magics_mod.active_magics().mode = "python"
         shell.display_pub = saved
+        shell.config["AgentMagics"] = config if config is not None else type(shell.config)()
 
 
 def run(ip: Any, code: str) -> str:

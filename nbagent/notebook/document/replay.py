@@ -199,9 +199,20 @@ def drop_if_unused(root: Path, task_dir: str | Path | None) -> None:
 
 def new_session_dir(root: Path, count: int) -> Path:
     """A new session's folder: the time, then the process and a count (kernels share the folder)."""
-    name = time.strftime(f"%Y%m%d-%H%M%S-{os.getpid()}-{count}")
+    name = unused_session_name(sessions_dir(root), count)
     refuse_unsafe(root, name)  # a link planted under the name it would get is never followed either
     return sessions_dir(root) / name
+
+
+def unused_session_name(parent: Path, count: int) -> str:
+    """The time, the process and the first count from ``count`` that no entry of ``parent`` has: a
+    ``%reload_ext nbagent`` starts the count again, and within the same second its new session got
+    the old one's folder (failing on the lock the old session held, or resuming a closed one's
+    history as its own)."""
+    stamp = time.strftime(f"%Y%m%d-%H%M%S-{os.getpid()}")
+    while os.path.lexists(parent / f"{stamp}-{count}"):
+        count += 1
+    return f"{stamp}-{count}"
 
 
 def _index_file(root: Path, session: str) -> Path:
@@ -349,4 +360,5 @@ class ReplayCursor:
 
 __all__ = ["Found", "RecordFolderError", "RecordedTurn", "ReplayCursor", "ReplayIndex", "choose_record", "find_record",
            "has_records", "is_session_name", "load_index", "new_session_dir", "prompt_sha256", "record_dir_problem",
+           "unused_session_name",
            "refuse_unsafe", "save_index", "sessions_dir", "without_session"]
