@@ -136,30 +136,6 @@ def test_task_root_saves_each_new_session_in_its_own_folder_under_it(ip, tmp_pat
         assert folder.parent == tmp_path / "sessions" and (folder / "session.json").is_file()
 
 
-def test_a_session_after_reload_ext_in_the_same_second_gets_a_folder_of_its_own(ip, tmp_path, monkeypatch):  # noqa: F811
-    # %reload_ext starts the session count again: within the same second the new session got the
-    # closed one's folder and resumed its history as its own (or failed on the lock it still held).
-    import time
-
-    real = time.strftime
-    monkeypatch.setattr(time, "strftime", lambda fmt, *a: real(fmt.replace("%Y%m%d-%H%M%S", "20260101-000000"), *a))
-    run(ip, f'%config AgentMagics.task_root = "{tmp_path / "sessions"}"')
-    try:
-        run(ip, "%reload_ext nbagent")
-        run(ip, "%%agent --allow python\nWhat is 2 + 2?")
-        first = session().agent.session.task_dir
-        run(ip, "%reload_ext nbagent")
-        run(ip, "%%agent --allow python\nWhat is 3 + 3?")
-        second = session().agent.session.task_dir
-        said = str(session().agent.session.history)
-    finally:
-        magics_mod.active_magics().task_root = None
-        ip.config.AgentMagics.pop("task_root", None)
-        run(ip, "%agent reset")
-    assert first is not None and second is not None and first != second
-    assert "2 + 2" not in said  # was: the first session's conversation, resumed
-
-
 def test_a_task_dir_named_by_the_caller_wins_over_task_root(ip, tmp_path):  # noqa: F811
     magics = magics_mod.active_magics()
     magics.task_root = str(tmp_path / "sessions")

@@ -1,0 +1,37 @@
+"""``%reload_ext nbagent`` keeps the kernel's agent state, as reloading any extension keeps the kernel's.
+
+It started afresh: the old session stayed open with its folder locked (an agent cell in the same
+second failed with "in use by another Agent in this process"), and ``%agent cost`` said "No agent
+session yet" after money was spent.
+"""
+
+from __future__ import annotations
+
+from nbagent.notebook import magics as magics_mod
+
+from .test_magics_inprocess import ip, run, session  # noqa: F401  (ip is a fixture)
+
+
+def test_reload_ext_keeps_the_conversation_and_what_it_spent(ip):  # noqa: F811
+    run(ip, "%%agent --allow python\nWhat is 2 * 7?")
+    before, spent = session(), run(ip, "%agent cost").splitlines()[1]
+    assert "spent $" in spent and "$0.0000" not in spent
+
+    run(ip, "%reload_ext nbagent")
+
+    assert session() is before
+    assert spent in run(ip, "%agent cost")  # was: UsageError "No agent session yet in this kernel"
+    run(ip, "%%agent --allow python\nWhat is 3 * 7?")
+    assert session() is before and before.turn >= 2
+
+
+def test_reload_ext_takes_new_config_and_registers_no_second_watcher(ip):  # noqa: F811
+    watchers = len(ip.events.callbacks["post_run_cell"])
+    run(ip, "%config AgentMagics.notes = 400")
+
+    run(ip, "%reload_ext nbagent")
+
+    magics = magics_mod.active_magics()
+    assert magics.notes == 400
+    assert len(ip.events.callbacks["post_run_cell"]) == watchers
+    magics.notes = 0
