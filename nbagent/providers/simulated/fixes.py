@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import ast
 import difflib
+import keyword
 import re
 from dataclasses import dataclass
 
+from .columns import literal
 from .messages import KernelView, Variable
 from .step import Plan, Step
 
@@ -103,11 +105,23 @@ def _column_fix(failure: Failure, wrong: str, pattern: str, view: KernelView) ->
 def _corrected(failure: Failure, lead: str, pattern: str, wrong: str, right: str) -> Plan:
     """Run the cell with ``right`` in place of ``wrong`` and offer it (when the cell spells it so)."""
     regex = pattern.format(re.escape(wrong))
-    fixed = re.sub(regex, lambda m: m.group(0).replace(wrong, right), failure.source)
+    fixed = re.sub(regex, lambda m: _spelt(m.group(0), wrong, right), failure.source)
     if fixed == failure.source:
         return Plan(lead=lead + f" The cell does not spell '{wrong}' out, so correct it where it is made.")
     step = Step("python", {"code": fixed}, f"run your cell with '{right}' in place of '{wrong}' to check the fix")
     return Plan([step], lead=lead, code=fixed)
+
+
+def _spelt(found: str, wrong: str, right: str) -> str:
+    """``found`` (``'wrong'``, ``.wrong`` or a variable's name) naming ``right`` as Python reads it. ``right`` is a column
+    of the user's data, maybe a received file's: spliced in as it is, a quote in it ended the string
+    (``'total',print('PWNED'),'``) and the corrected cell ran what the column's name spelt."""
+    if found.startswith("."):  # df.regin: an attribute only where the name is one, else indexed
+        return found.replace(wrong, right) if right.isidentifier() and not keyword.iskeyword(right) \
+            else f"[{literal(right)}]"
+    if found[:1] in ("'", '"') and (found[0] in right or "\\" in right or not right.isprintable()):
+        return literal(right)  # a literal of its own, in double quotes
+    return found.replace(wrong, right)  # a variable's name (an identifier), or a string it can be written in
 
 
 def _name_fix(failure: Failure, wrong: str, view: KernelView) -> Plan:
