@@ -15,13 +15,14 @@ another live kernel of the notebook is still running (it holds the folder's lock
 
 from __future__ import annotations
 
+import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...engine.contracts.errors import CorruptFileError
-from ...engine.disk.safe_open import read_regular
+from ...engine.contracts.errors import CorruptFileError, TaskFolderError
+from ...engine.disk.safe_open import open_regular
 from ...engine.disk.task_lock import LOCK_FILE
 from ...engine.disk.user_key import sign, signed_by_user
 from .replay import INDEX, RECORD_DIR, load_index, sessions_dir
@@ -46,21 +47,25 @@ def _made_here(session: str) -> bool:
 
 
 def _running(task: Path) -> bool:
-    """Whether another live process holds ``task``'s writer lock: the same notebook's other kernel,
-    its prompt still running, is not cut short (a released lock's file is gone; a dead kernel's
-    names a pid no longer running)."""
+    """Whether another live process holds ``task``'s writer lock (an ``flock``, see
+    :mod:`~nbagent.engine.disk.task_lock`): the same notebook's other kernel, its prompt still running,
+    is not cut short. Asked of the lock, not of the pid its file names: a dead kernel's file names a
+    pid that a live, unrelated process may have now (a reboot, pids wrapping), which read as "still
+    running" and left the cut-short session's money out of ``%agent cost`` without a word. The shared
+    probe is released at once; it keeps out only a writer taking the lock in that instant."""
     try:
-        text = (read_regular(task / LOCK_FILE) or b"").strip()
-        if not text.isdigit() or len(text) > 10 or int(text) == os.getpid():
-            return False
-        os.kill(int(text), 0)
-    except ProcessLookupError:
+        fd = open_regular(task / LOCK_FILE, os.O_RDONLY)
+    except (OSError, TaskFolderError):  # no lock file, or not a regular one: nobody holds it
         return False
-    except PermissionError:
-        return True  # alive, another user's
-    except (OSError, OverflowError, ValueError, CorruptFileError):
-        return False  # no readable pid: counted, as before
-    return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True  # held: a live writer
+    except OSError:
+        return False  # a file system without flock: counted, as before
+    finally:
+        os.close(fd)  # closing it releases the probe
+    return False
 
 
 def _no_turn_sessions(root: Path, notebook: str, current: str | None) -> tuple[list[tuple[Path, bool]], list[str]]:

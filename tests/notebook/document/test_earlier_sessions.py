@@ -91,3 +91,22 @@ def test_a_damaged_index_beside_the_notebook_is_no_earlier_spend_and_no_error(tm
     os.mkfifo(folder / "20261207-100000-13-1.json")
     assert cut_short(tmp_path, "a.ipynb", None) == [sessions_dir(tmp_path) / mine]
     assert cut_short_spend(tmp_path, "a.ipynb", None) is None and not_signed(tmp_path, "a.ipynb", None) == 0
+
+
+def test_a_dead_kernels_lock_naming_a_pid_now_reused_is_cut_short(tmp_path):
+    """The lock file a dead kernel left names its pid; after a reboot (or pids wrapping) a live,
+    unrelated process has it. No one holds the lock: the session was cut short and its money counts
+    (before: read as "still running" from the pid alone, and left out of %agent cost silently)."""
+    import subprocess
+    import sys
+
+    mine = session(tmp_path, "20261207-100000-11-1", "a.ipynb")
+    task = sessions_dir(tmp_path) / mine
+    unrelated = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        (task / "nbagent.lock").write_text(str(unrelated.pid))  # alive, holding nothing
+        assert cut_short(tmp_path, "a.ipynb", None) == [task]
+    finally:
+        assert unrelated.stdin is not None
+        unrelated.stdin.close()
+        unrelated.wait(timeout=60)
