@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from ...engine.contracts.errors import CorruptFileError, TaskFolderError
 from ...engine.disk.safe_open import open_regular
 from ...engine.disk.task_lock import LOCK_FILE
 from ...engine.disk.user_key import sign, signed_by_user
+from ...engine.state.task_files import REQUESTS_FILE
 from .replay import INDEX, RECORD_DIR, load_index, sessions_dir
 
 if TYPE_CHECKING:
@@ -111,11 +113,10 @@ def earlier(root: Path, notebook: str, current: str | None) -> Earlier:
     found, damaged = _no_turn_sessions(root, notebook, current)
     total, unsigned = Spent(), 0
     for task, signed in found:
-        billed = _billed(task)
-        if billed is not None and signed:
+        if not signed:  # counted, never loaded: see _may_be_billed
+            unsigned += _may_be_billed(task)
+        elif (billed := _billed(task)) is not None:
             total = total + billed
-        elif billed is not None:
-            unsigned += 1
     return Earlier(total if total.requests else None, unsigned, tuple(damaged))
 
 
@@ -137,6 +138,22 @@ def _billed(task: Path) -> Spent | None:
         return None
     return Spent(requests=figures["requests"], cost_usd=figures["cost_usd"], budget_usd=figures["budget_usd"],
                  unpriced_requests=figures["unpriced_requests"])
+
+
+def _may_be_billed(task: Path) -> bool:
+    """Whether a session whose link this user's key did not sign holds a request, told from its
+    records file's size alone. It adds no money (only the count said as "not added"), and its folder
+    may be a received one's, each file up to 256 MB: loaded whole, a few compressed megabytes of a
+    zip made every ``%agent cost`` / ``status`` read and parse gigabytes (3 sessions of 30 MB, 10 s)."""
+    try:
+        st = os.lstat(task / REQUESTS_FILE)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > _NO_RECORDS
+
+
+_NO_RECORDS = len("[\n]\n")
+"""The size of a records file that holds none (a session rolled back to its start)."""
 
 
 def not_signed(root: Path, notebook: str, current: str | None) -> int:

@@ -110,3 +110,24 @@ def test_a_dead_kernels_lock_naming_a_pid_now_reused_is_cut_short(tmp_path):
         assert unrelated.stdin is not None
         unrelated.stdin.close()
         unrelated.wait(timeout=60)
+
+
+def test_a_received_unsigned_sessions_folder_is_counted_never_loaded(tmp_path, monkeypatch):
+    """A received folder's cut-short sessions of this notebook (unsigned links): each folder may hold
+    files of up to 256 MB (a few compressed megabytes of a zip), and adds no money, only the count of
+    those left out. They are counted from their records file's size, never loaded (before: every
+    %agent cost / status parsed them whole: 3 sessions of 30 MB history, 10 s)."""
+    import nbagent.classroom
+
+    loaded: list[object] = []
+    real = nbagent.classroom._folder_figures
+    monkeypatch.setattr(nbagent.classroom, "_folder_figures", lambda task: loaded.append(task) or real(task))
+    billed = session(tmp_path, "20261207-100000-11-1", "a.ipynb", signed=False)
+    (sessions_dir(tmp_path) / billed / "requests.json").write_text('[\n{"turn":1,"request":1}\n]\n')
+    session(tmp_path, "20261207-100000-12-1", "a.ipynb", signed=False)  # no request left: not said
+    left_out = not_signed(tmp_path, "a.ipynb", None)
+    assert loaded == []  # main: both folders loaded whole
+    assert left_out == 1
+    mine = session(tmp_path, "20261207-100000-13-1", "a.ipynb")
+    cut_short_spend(tmp_path, "a.ipynb", None)
+    assert loaded == [sessions_dir(tmp_path) / mine]  # the user's own: read for its money
