@@ -30,8 +30,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ...engine.contracts.errors import NbAgentError
+from ...engine.contracts.errors import CorruptFileError, NbAgentError
 from ...engine.disk.persist import atomic_write_json, read_json
+from ...engine.disk.safe_open import open_regular
 from .headless import plain_notebook_name
 
 if TYPE_CHECKING:
@@ -221,11 +222,46 @@ def load_index(root: Path, session: str) -> ReplayIndex | None:
     session's own, so a received one cannot point at another folder)."""
     if not is_session_name(session):
         return None
+    path = _index_file(root, session)
+    _refuse_unparseable(path)
     try:
-        index = ReplayIndex.from_json(read_json(_index_file(root, session)))
+        index = ReplayIndex.from_json(read_json(path))
     except (OSError, ValueError, TypeError):
         return None
     return index if index.session == session else None
+
+
+MAX_INDEX_BYTES = 16 << 20
+"""The largest replay index read: its prompts (a few kB each) a turn each; a hundred long pasted ones stay far below."""
+MAX_INDEX_CONTAINERS = 100_000
+"""The most ``[`` and ``{`` an index read may hold: one object a turn, and a prompt's own brackets."""
+
+
+def _refuse_unparseable(path: Path) -> None:
+    """Raise :class:`CorruptFileError` for an index no nbagent wrote, told before it is parsed: a
+    received folder's file of a session's name holding millions of ``[]`` (a few kB zipped) took
+    seconds and hundreds of MB per 10 MB to parse, up to the 256 MB any task file may have, at every
+    first agent cell's lookup and every ``%agent cost``. Named as unreadable, as a damaged one is."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return  # none (read_json says None), or read_json names why
+    if not stat.S_ISREG(st.st_mode):
+        return  # a link or a FIFO: read_json refuses it, never followed or opened blocking
+    if st.st_size > MAX_INDEX_BYTES:
+        raise CorruptFileError(path, f"larger than the {MAX_INDEX_BYTES:,} bytes a replay index holds")
+    try:  # opened as read_json opens it (no link followed, a FIFO swapped in cannot block), counted at C speed
+        fd = open_regular(path, os.O_RDONLY)
+    except (OSError, NbAgentError):
+        return
+    try:
+        raw = os.read(fd, MAX_INDEX_BYTES + 1)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    if raw.count(b"[") + raw.count(b"{") > MAX_INDEX_CONTAINERS:
+        raise CorruptFileError(path, f"more than {MAX_INDEX_CONTAINERS:,} arrays and objects, which no replay index holds")
 
 
 @dataclass(frozen=True)
