@@ -233,8 +233,9 @@ def load_index(root: Path, session: str) -> ReplayIndex | None:
 
 MAX_INDEX_BYTES = 16 << 20
 """The largest replay index read: its prompts (a few kB each) a turn each; a hundred long pasted ones stay far below."""
-MAX_INDEX_CONTAINERS = 100_000
-"""The most ``[`` and ``{`` an index read may hold: one object a turn, and a prompt's own brackets."""
+MAX_INDEX_CONTAINERS = 250_000
+"""The most ``[`` and ``{`` an index read may hold: one object a turn, and its prompt's own brackets (a
+thousand turns of bracket-heavy pasted code stay below); the most costs ~0.2 s and ~30 MB to parse."""
 
 
 def _refuse_unparseable(path: Path) -> None:

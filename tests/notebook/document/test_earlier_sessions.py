@@ -151,3 +151,14 @@ def test_a_replay_index_of_millions_of_brackets_is_refused_unparsed(tmp_path):
     assert [u.split(" ")[0] for u in e.unreadable] == [str((folder / "20261207-100000-12-1.json").relative_to(tmp_path))]
     assert took < 1.0, took  # main: parsed whole (several seconds), then refused as no index
     assert cut_short(tmp_path, "a.ipynb", None) == [sessions_dir(tmp_path) / mine]
+
+
+def test_a_long_sessions_index_of_bracket_heavy_prompts_still_reads(tmp_path):
+    """The bound is far from what nbagent writes: 1,000 turns, each a prompt of pasted code with 100 brackets."""
+    from nbagent.notebook.document.replay import load_index
+
+    index = ReplayIndex(session="20261207-100000-11-1", notebook="a.ipynb")
+    for n in range(1, 1001):
+        index = index.with_turn(n, f"why does this fail? {n}\n" + "df[df['a'] > 1][['a', 'b']]; " * 25)
+    save_index(tmp_path, index)
+    assert load_index(tmp_path, "20261207-100000-11-1") == index
