@@ -21,6 +21,8 @@ HOSTILE = "quarterly_revenue_total',print('PWNED'),'"
     ('df["quarterly_revenue_totl"].sum()', 'quarterly_revenue_total",print("PWNED"),"'),
     ("df['quarterly_revenue_totl'].sum()", "quarterly_revenue_total\\'];print(1)#"),
     ("df.quarterly_revenue_totl.sum()", "quarterly_revenue_total.sum();print('PWNED')#"),
+    ("df[f'quarterly_revenue_totl'].sum()", 'quarterly_revenue_{print("PWNED")}'),  # an f-string with no field
+    ("df[f'quarterly_revenue_totl'].sum()", "quarterly_revenue_{print('PWNED')}"),
 ])
 async def test_a_corrected_cell_indexes_the_column_it_names(tmp_path: Path, cell: str, column: str,
                                                              capsys: pytest.CaptureFixture[str]) -> None:

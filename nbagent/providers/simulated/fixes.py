@@ -105,22 +105,31 @@ def _column_fix(failure: Failure, wrong: str, pattern: str, view: KernelView) ->
 def _corrected(failure: Failure, lead: str, pattern: str, wrong: str, right: str) -> Plan:
     """Run the cell with ``right`` in place of ``wrong`` and offer it (when the cell spells it so)."""
     regex = pattern.format(re.escape(wrong))
-    fixed = re.sub(regex, lambda m: _spelt(m.group(0), wrong, right), failure.source)
+    fixed = re.sub(regex, lambda m: _spelt(m.group(0), wrong, right, _prefix(failure.source, m.start())), failure.source)
     if fixed == failure.source:
         return Plan(lead=lead + f" The cell does not spell '{wrong}' out, so correct it where it is made.")
     step = Step("python", {"code": fixed}, f"run your cell with '{right}' in place of '{wrong}' to check the fix")
     return Plan([step], lead=lead, code=fixed)
 
 
-def _spelt(found: str, wrong: str, right: str) -> str:
+def _prefix(source: str, at: int) -> str:
+    """The string prefix (``f``, ``rb``, …) right before ``source[at]``, lower case ("" if none)."""
+    letters = re.search(r"[A-Za-z]*$", source[:at])
+    word = letters.group(0).lower() if letters else ""
+    return word if len(word) <= 2 and set(word) <= set("rbuf") else ""
+
+
+def _spelt(found: str, wrong: str, right: str, prefix: str = "") -> str:
     """``found`` (``'wrong'``, ``.wrong`` or a variable's name) naming ``right`` as Python reads it. ``right`` is a column
     of the user's data, maybe a received file's: spliced in as it is, a quote in it ended the string
     (``'total',print('PWNED'),'``) and the corrected cell ran what the column's name spelt."""
     if found.startswith("."):  # df.regin: an attribute only where the name is one, else indexed
         return found.replace(wrong, right) if right.isidentifier() and not keyword.iskeyword(right) \
             else f"[{literal(right)}]"
+    if found[:1] in ("'", '"') and "f" in prefix:  # f'…': a brace in the name would be a field, run as code
+        right = right.replace("{", "{{").replace("}", "}}")
     if found[:1] in ("'", '"') and (found[0] in right or "\\" in right or not right.isprintable()):
-        return literal(right)  # a literal of its own, in double quotes
+        return literal(right)  # a literal of its own, in double quotes (after an f, its braces doubled above)
     return found.replace(wrong, right)  # a variable's name (an identifier), or a string it can be written in
 
 
