@@ -234,8 +234,8 @@ def load_index(root: Path, session: str) -> ReplayIndex | None:
 MAX_INDEX_BYTES = 16 << 20
 """The largest replay index read: its prompts (a few kB each) a turn each; a hundred long pasted ones stay far below."""
 MAX_INDEX_CONTAINERS = 250_000
-"""The most ``[`` and ``{`` an index read may hold: one object a turn, and its prompt's own brackets (a
-thousand turns of bracket-heavy pasted code stay below); the most costs ~0.2 s and ~30 MB to parse."""
+"""The most arrays and objects an index read may hold (one a turn; brackets in its prompts are text, not
+counted); the most costs ~0.2 s and ~30 MB to parse."""
 
 
 def _refuse_unparseable(path: Path) -> None:
@@ -261,8 +261,26 @@ def _refuse_unparseable(path: Path) -> None:
         return
     finally:
         os.close(fd)
-    if raw.count(b"[") + raw.count(b"{") > MAX_INDEX_CONTAINERS:
+    containers = _containers(raw)
+    if containers is None:
+        raise CorruptFileError(path, f"more than {MAX_INDEX_CONTAINERS:,} strings, which no replay index holds")
+    if containers > MAX_INDEX_CONTAINERS:
         raise CorruptFileError(path, f"more than {MAX_INDEX_CONTAINERS:,} arrays and objects, which no replay index holds")
+
+
+def _containers(raw: bytes) -> int | None:
+    """How many arrays and objects the JSON text ``raw`` holds, told at C speed; brackets inside its
+    strings are not counted (the user's own prompts of pasted JSON or code hold hundreds of thousands:
+    counted, the index was refused, and with it the first agent cell of every notebook in the folder
+    and each later turn's record). None: more strings than an index holds (reading them would cost)."""
+    count = raw.count(b"[") + raw.count(b"{")
+    if count <= MAX_INDEX_CONTAINERS:
+        return count  # the usual index: its strings need no reading
+    bare = raw.replace(b"\\\\", b"").replace(b'\\"', b"")  # an escaped quote ends no string
+    if bare.count(b'"') > 2 * MAX_INDEX_CONTAINERS:
+        return None
+    outside = b"".join(bare.split(b'"')[::2])  # every other piece is a string's contents
+    return outside.count(b"[") + outside.count(b"{")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+from nbagent.engine.contracts.errors import CorruptFileError
 from nbagent.notebook.document.earlier import cut_short, cut_short_spend, earlier, link_signature, not_signed
 from nbagent.notebook.document.replay import INDEX, RECORD_DIR, ReplayIndex, find_record, save_index, sessions_dir
 
@@ -162,3 +165,38 @@ def test_a_long_sessions_index_of_bracket_heavy_prompts_still_reads(tmp_path):
         index = index.with_turn(n, f"why does this fail? {n}\n" + "df[df['a'] > 1][['a', 'b']]; " * 25)
     save_index(tmp_path, index)
     assert load_index(tmp_path, "20261207-100000-11-1") == index
+
+
+def test_a_users_own_index_of_prompts_pasting_json_still_reads(tmp_path):
+    """Three turns each pasting a JSON table of 100,000 rows (``[[1, 2], …]``, 1.5 MB: a 1M-token
+    model reads it) hold 300,000 ``[`` inside the prompts' strings. Counted as the index's own arrays,
+    the user's own index was refused: every first agent cell of the folder's notebooks failed on it,
+    and each later turn's record could not be read to add the turn."""
+    import json
+
+    from nbagent.notebook.document.replay import choose_record, load_index
+
+    pasted = json.dumps([[i, 2 * i] for i in range(100_000)])
+    index = ReplayIndex(session="20261207-100000-11-1", notebook="a.ipynb")
+    for n in range(1, 4):
+        index = index.with_turn(n, f"summarise this table {n}:\n{pasted}")
+    save_index(tmp_path, index)
+    (sessions_dir(tmp_path) / index.session).mkdir(parents=True)
+    assert load_index(tmp_path, index.session) == index
+    assert choose_record(tmp_path, index.turns[0].prompt, "a.ipynb").index == index
+
+
+def test_brackets_outside_an_index_strings_are_counted_whatever_its_strings_hold(tmp_path):
+    """(Guard) A received index mixing 300,000 ``[]`` with strings full of brackets (and escaped quotes
+    and backslashes) is still refused unparsed; so is one of more strings than any index holds."""
+    from nbagent.notebook.document.replay import load_index
+
+    folder = tmp_path / RECORD_DIR / INDEX
+    folder.mkdir(parents=True)
+    head = '{"version": 1, "session": "S", "notebook": "a.ipynb", "provider": null, "turns": [], "linked": '
+    bombs = {"20261207-100000-12-1": "[" + '"[[\\"[\\\\",[],[],[],' * 100_000 + "[]]}",
+             "20261207-100000-12-2": "[" + '"",[],' * 600_000 + "[]]}"}
+    for name, tail in bombs.items():
+        (folder / f"{name}.json").write_text(head.replace('"S"', f'"{name}"') + tail)
+        with pytest.raises(CorruptFileError, match="more than 250,000"):
+            load_index(tmp_path, name)
