@@ -17,7 +17,10 @@ on other kernels, the installed one is taken). Nor one in the folder the kernel 
 (:func:`also_refuse`): where it is on ``sys.path`` by its absolute path (a cell's
 ``sys.path.append(os.getcwd())``, a launcher that leaves ``python -m``'s entry there), it stays there after
 ``%cd data``, and the folder's ``pyarrow.py`` ran when the warm-up imported pandas once the working folder
-was another. Other threads, and the main thread while a cell's
+was another. Nor one in any ``sys.path`` entry that is not where installed modules are (:func:`_trusted`):
+a relative one (``..``: a received ``../pyarrow.py``), or one a cell or the launcher added (the start
+folder also after ``%reset -f``, which clears the ``_dh`` :func:`also_refuse` is told from).
+Other threads, and the main thread while a cell's
 code (the user's, or a tool call's you allowed) runs, import as Python does: the user's
 ``helpers.py`` still imports.
 """
@@ -78,17 +81,61 @@ class _FolderFinder(importlib.abc.MetaPathFinder):
 
 
 def _not_from_the_folder(fullname: str, spec: ModuleSpec, target: ModuleType | None) -> ModuleSpec:
-    """``spec``, or where it is in the working folder, the installed module of that name (IPython
-    puts the folder first on other kernels), else :class:`FolderImportBlocked`."""
+    """``spec``, or where it is in the working folder or another untrusted ``sys.path`` entry, the
+    installed module of that name (IPython puts the folder first on other kernels), else
+    :class:`FolderImportBlocked`."""
     folders = {os.path.realpath(os.curdir), *_also}
-    if not _in_folder(spec, folders):
-        return spec
-    paths = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) not in folders]
+    trusted = {os.path.realpath(entry) for entry in sys.path if _trusted(entry)} - folders
+    refused = folders | ({os.path.realpath(entry or os.curdir) for entry in sys.path} - trusted)
+    if not _in_folder(spec, refused):
+        return spec  # also a module no sys.path entry holds: an editable install's import hook
+    paths = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) in trusted]
     elsewhere = PathFinder.find_spec(fullname, paths, target)
     if elsewhere is None:
         raise FolderImportBlocked(f"No module named {fullname!r} (nbagent does not import it from the "
-                                  "notebook's folder)", name=fullname)
+                                  "notebook's folder or a folder put on sys.path after Python started)",
+                                  name=fullname)
     return elsewhere
+
+
+def _trusted(entry: str) -> bool:
+    """Whether ``sys.path`` entry ``entry`` is where installed modules are: Python's own folders and
+    site-packages, or a folder that ``PYTHONPATH`` or a ``.pth`` file there (an editable install) names.
+    Not a relative entry (``''``, ``..``), nor one a cell or a launcher added (the kernel's start folder)."""
+    if not entry or not os.path.isabs(entry):
+        return False
+    real = os.path.realpath(entry)
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in _install_roots()) \
+        or real in _named_folders()
+
+
+def _install_roots() -> set[str]:
+    """Python's prefixes and the site-packages folders (where ``pip install`` puts a module)."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *_site_folders()}
+    return {os.path.realpath(root) for root in roots if root}
+
+
+def _site_folders() -> list[str]:
+    import site
+
+    folders = list(getattr(site, "getsitepackages", lambda: [])())
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    return folders
+
+
+def _named_folders() -> set[str]:
+    """Absolute folders named by ``PYTHONPATH`` and by the ``.pth`` files of site-packages."""
+    named = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    for folder in _site_folders():
+        with contextlib.suppress(OSError):
+            for name in sorted(os.listdir(folder)):
+                if name.endswith(".pth"):
+                    with contextlib.suppress(OSError, UnicodeDecodeError), \
+                            open(os.path.join(folder, name), encoding="utf-8") as lines:
+                        named += [os.path.join(folder, line.strip()) for line in lines
+                                  if line.strip() and not line.startswith(("#", "import"))]
+    return {os.path.realpath(path) for path in named if path and os.path.isabs(path)}
 
 
 _FINDER = _FolderFinder()
