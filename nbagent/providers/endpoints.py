@@ -215,7 +215,10 @@ def _checked_row(name: str, row: Any, where: str) -> ProfileRow:
     return ProfileRow(row)
 
 
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+"""What ``%config`` takes as an ``*_env`` value: a variable's name as the environment can hold it, ``-`` and ``.``
+too (``my-gateway-key``, as a profile file names one; the environment refuses only ``=`` and NUL), never a
+space or other punctuation a pasted key has."""
 
 
 def is_env_name(value: object) -> bool:
@@ -228,18 +231,34 @@ def is_env_name(value: object) -> bool:
 
     if not isinstance(value, str) or ENV_NAME.fullmatch(value) is None:
         return False
-    if redact_shapes(value) != value:
+    parts = re.split(r"[_.\-]", value)
+    if redact_shapes(value) != value or any(_AWS_KEY_ID.fullmatch(part) for part in parts):
         return False
-    # Judged by its _-parts where one is a word: ANTHROPIC_KEY_3F9A2C71 (a name with an id's suffix)
+    # Judged by its parts (between _, - and .) where one is a word: ANTHROPIC_KEY_3F9A2C71 (a name with an id's suffix)
     # was refused whole, as random text mixes classes, and the user could not name their variable.
-    parts = value.split("_")
     if any(_WORD.fullmatch(part) for part in parts):
         return not any(looks_like_token(part) for part in parts)
-    return not looks_like_token(value)
+    return _camel_case_words(value) or not looks_like_token(value)
 
 
 _WORD = re.compile(r"[A-Z]{3,}|[A-Z]?[a-z]{3,}")
 """A part of a variable's name that is a word (KEY, Anthropic, token), which a random key's parts seldom are."""
+_AWS_KEY_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+"""An AWS access key id (``AKIAIOSFODNN7EXAMPLE``): capitals and digits that change class seldom enough
+to pass as a name, and it was kept and echoed as one."""
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
+_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}", re.IGNORECASE)
+
+
+def _camel_case_words(value: str) -> bool:
+    """Whether ``value`` is a CamelCase name (``Df2023Q4SalesByRegion``, ``XgbModelV2Fold3Seed7``):
+    two capitalised words or more, and words (3 letters or more, a vowel in four, no five consonants
+    in a row) hold 65% of its letters. Random text mixing classes was refused as a key, and the user
+    could not name their variable; about one random mixed-case key in 200 (and no hex one) passes."""
+    words = [w for w in _CAMEL_PART.findall(value) if len(w) >= 3 and not _CONSONANTS.search(w)
+             and len(w) > sum(c in "aeiouy" for c in w.lower()) >= len(w) / 4]
+    letters = sum(c.isalpha() for c in value)
+    return sum(w[0].isupper() for w in words) >= 2 and sum(map(len, words)) >= 0.65 * letters
 
 
 def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:
