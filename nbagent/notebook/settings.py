@@ -100,8 +100,9 @@ def checked_endpoints(value: Mapping[str, object] | None) -> Mapping[str, object
         named = [key for key in ("auth_token_env", "api_key_env") if row.get(key) and not is_env_name(row[key])]
         if named:  # a key pasted where its variable's name goes was kept, listed, and echoed as "not set"
             raise TraitError(f"AgentMagics.endpoints[{name!r}]: {named[0]} names an environment variable (letters, "
-                             f"digits, _, - and ., e.g. \"MY_VARIABLE\"), and this value is not one or is shaped as a key (the key "
-                             f"itself? it is not shown): put the key in a variable and name that (see docs/endpoints.md)")
+                             f"digits, _, - and ., e.g. \"MY_VARIABLE\"), and this value is not one or is shaped as a "
+                             f"key (the key itself? it is not shown): put the key in a variable and name that "
+                             f"(see docs/endpoints.md)")
         literal = [key for key in ("auth_token", "api_key") if isinstance(row, dict) and row.get(key)]
         if literal:
             key = literal[0]
