@@ -27,8 +27,8 @@ def test_a_model_id_with_space_or_a_line_break_around_it_is_refused_naming_the_c
         SessionConfig(model=model)
 
 
-@pytest.mark.parametrize("model", ["no such model!", "claude sonnet 4.5", "'claude-sonnet-5-5'", "gpt-4o,claude",
-                                   "$MODEL", "<model-id>", "x" * 513])
+@pytest.mark.parametrize("model", ["no such model!", "'claude-sonnet-5-5'", "gpt-4o,claude", "$MODEL", "<model-id>",
+                                   "x" * 513, "claude\tsonnet", "Claude Sonnet\nEU", 'say "hi"', "a\x00b", "a\x1bb"])
 def test_a_model_id_no_provider_could_have_is_refused_saying_what_ids_are_made_of(model: str) -> None:
     """``%config AgentMagics.model = 'no such model!'`` was taken; every prompt then failed at the
     API (or a gateway) naming no setting. Now it fails at once, saying what an id is made of."""
@@ -57,8 +57,15 @@ def test_a_served_path_or_a_deployment_id_is_taken(model: str) -> None:
     with a space), and a Fireworks deployment is ``…#accounts/…/deployments/…``: each was refused as
     "cannot be a model id", with no setting to get past it, while a sentence without a path still is."""
     assert SessionConfig(model=model).model == model
-    with pytest.raises(ValueError, match="cannot be a model id: it has ' '"):
-        SessionConfig(model="claude sonnet 4.5")
+
+
+@pytest.mark.parametrize("model", [
+    "Claude Sonnet EU", "claude-sonnet-4-5[1m]",
+    "arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile%2Fus.anthropic.claude-3-7-sonnet-20250219-v1%3A0"])
+def test_a_gateway_alias_an_encoded_arn_and_a_context_variant_are_taken(model: str) -> None:
+    """A LiteLLM or local server's alias with spaces, a URL-encoded Bedrock ARN and Claude Code's
+    ``[1m]`` variant are real ids: each was refused as "cannot be a model id" (fx5)."""
+    assert SessionConfig(model=model).model == model
 
 
 KEY = "sk-ant-api03-" + "AbCdEfGh12345678" * 5
