@@ -118,6 +118,8 @@ class AgentMagics(RefusesConfig, Magics):
                     ).tag(config=True)
     tokens_per_second = Float(None, allow_none=True,
                               help="Simulated model pacing of new sessions (None: instant).").tag(config=True)
+    prices = Dict(help="Your own model table rows by model id, as Agent(prices={...}): prices and windows of a model "
+                       "nbagent does not know (see docs/models.md, 'Your own rows').").tag(config=True)
     first_token_latency = Float(0.0, help="Simulated model first-token latency of new sessions, in seconds.").tag(config=True)
     # bypass is left out on purpose: it is only ever set explicitly, per session, never as a default.
     permission_mode = Enum(["default", "accept_edits", "plan"], "default",
@@ -142,11 +144,11 @@ class AgentMagics(RefusesConfig, Magics):
         """``%config AgentMagics.X = …`` beyond the admin policy fails at once, naming the admin setting."""
         return admin_traits.checked(proposal["trait"].name, proposal["value"])
 
-    @validate("notes", "model")
+    @validate("notes", "model", "prices")
     def _valid_setting(self, proposal: "Bunch") -> object:
-        """``%config AgentMagics.notes = -1`` (or ``model = ""``) fails at once, saying why (as ``--notes`` does)."""
-        check = settings.checked_notes if proposal["trait"].name == "notes" else settings.checked_model
-        return check(proposal["value"])
+        """``%config AgentMagics.notes = -1`` (or ``model = ""``, a price row missing ``output``) fails at
+        once, saying why (as ``--notes`` and ``Agent(prices=…)`` do)."""
+        return settings.CHECKS[proposal["trait"].name](proposal["value"])
 
     @validate("endpoints")
     def _no_literal_secrets(self, proposal: "Bunch") -> object:

@@ -28,7 +28,7 @@ LIVE: dict[str, str] = {
     "max_session_budget": "max_session_budget_usd", "context_window": "context_window", "effort": "effort",
     "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools", "context": "context",
     "notes": "notes", "token_budget": "token_budget", "session_token_budget": "session_token_budget",
-    "kernel_context_tokens": "kernel_context_tokens",
+    "kernel_context_tokens": "kernel_context_tokens", "prices": "prices",
 }
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
@@ -72,6 +72,20 @@ def checked_model(value: object) -> str:
     from ..engine.contracts.config import check_model_id
 
     return _as_trait_error(check_model_id, value)
+
+
+def checked_prices(value: object) -> object:
+    """The ``prices`` trait's value, or a ``TraitError`` where ``Agent(prices=…)`` would refuse it
+    (a row without ``output``, a price that is no number): checked as the session checks it."""
+    from ..engine.api_facts.models import load_models
+
+    _as_trait_error(load_models, value)  # type: ignore[arg-type]  # the Dict trait let only a dict in
+    return value
+
+
+CHECKS: dict[str, Callable[[object], object]] = {"notes": checked_notes, "model": checked_model,
+                                                  "prices": checked_prices}
+"""The trait checks of :meth:`~nbagent.notebook.magics.AgentMagics._valid_setting`, by trait."""
 
 
 def _as_trait_error(check: Callable[[object], T], value: object) -> T:
@@ -124,6 +138,8 @@ def session_value(name: str, value: object, config: "SessionConfig") -> object:
     """What the trait ``name`` set to ``value`` becomes in a session whose settings are ``config``."""
     if name == "allow" and isinstance(value, (list, tuple)):  # the trait is a list of tool names
         return tuple(dict.fromkeys((*config.allow, *value)))
+    if name == "prices":  # no rows: the session's own table only
+        return value or None
     if name == "web_search":
         others = tuple(t for t in config.server_tools if t != "web_search")
         return (*others, "web_search") if value else others

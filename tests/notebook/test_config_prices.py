@@ -1,0 +1,55 @@
+"""``%config AgentMagics.prices``: a ``%%agent`` user gives a model's prices (as ``Agent(prices=…)``),
+and an unpriced model's advice is one line of the agent cell, not a stderr warnings block."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+from nbagent.engine.api_facts import cost
+from nbagent.notebook import extension
+from nbagent.notebook import magics as magics_mod
+
+from .test_magics_inprocess import ip, run, session  # noqa: F401  (ip is a fixture)
+
+ROW = {"context_window": 200000, "max_output": 8192, "input": 1.0, "output": 5.0}
+
+
+@pytest.fixture
+def restore(ip: Any) -> Any:  # noqa: F811
+    magics = magics_mod.active_magics()
+    yield magics
+    magics.prices = {}
+    magics.model = "claude-sonnet-5-5"
+
+
+def test_config_prices_gives_a_model_its_cost(ip: Any, restore: Any) -> None:  # noqa: F811
+    # before (fx5): AgentMagics had no prices setting: a %%agent cell's unknown model cost stayed unknown
+    run(ip, f'%config AgentMagics.prices = {{"claude-gw-sonnet": {ROW!r}}}')
+    run(ip, '%config AgentMagics.model = "claude-gw-sonnet"')
+    run(ip, "%%agent\nWhat is 2 * 3?")
+    agent = session().agent
+    assert "claude-gw-sonnet" in (agent.config.prices or {})
+    assert agent.totals.spent_usd > 0
+    assert "claude-gw-sonnet" in (restore.new_session().agent.config.prices or {})  # new sessions start with it
+
+
+def test_a_price_row_the_agent_would_refuse_is_refused_at_once(ip: Any, restore: Any, caplog: Any) -> None:  # noqa: F811
+    ip.run_cell('%config AgentMagics.prices = {"claude-gw-sonnet": {"input": 1.0}}')
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("AgentMagics.prices" in e and "refused" in e for e in errors), errors
+    assert restore.prices == {}
+
+
+def test_an_unpriced_models_advice_is_one_line_of_the_cell_not_a_warning(ip: Any, restore: Any,  # noqa: F811
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # before (fx5): a red stderr UnpricedModelWarning block saying a %%agent cell had no setting for prices
+    monkeypatch.setattr(cost, "_warned", set())
+    run(ip, '%config AgentMagics.model = "claude-nope-9"')
+    with warnings.catch_warnings(record=True) as caught:  # the filters %load_ext leaves (pytest resets them)
+        extension.load(ip)
+        shown = run(ip, "%%agent\nWhat is 2 * 3?") + run(ip, "%%agent\nWhat is 2 * 4?")
+    assert shown.count("%config AgentMagics.prices") == 1, shown[-2000:]
+    assert not [w for w in caught if issubclass(w.category, cost.UnpricedModelWarning)]
