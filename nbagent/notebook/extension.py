@@ -51,9 +51,9 @@ def _unpriced_advice_in_the_cell() -> None:
     naming ``%config AgentMagics.prices``), not also as a red stderr warnings block above it."""
     import warnings
 
-    from ..engine.api_facts.cost import UnpricedModelWarning
-
-    warnings.filterwarnings("ignore", category=UnpricedModelWarning)
+    # By its text, not its class (engine.api_facts.cost.UnpricedModelWarning): the kernel's start
+    # imports no engine module beyond plain-data settings (tests/test_layering.py).
+    warnings.filterwarnings("ignore", message="nbagent has no prices for model", category=UserWarning)
 
 
 def unload(shell: "InteractiveShell") -> None:
