@@ -28,6 +28,7 @@ code (the user's, or a tool call's you allowed) runs, import as Python does: the
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.abc
 import os
 import sys
@@ -109,25 +110,36 @@ def _trusted(entry: str) -> bool:
         or real in _named_folders()
 
 
-def _install_roots() -> set[str]:
+def _install_roots() -> frozenset[str]:
     """Python's prefixes and the site-packages folders (where ``pip install`` puts a module)."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *_site_folders()}
-    return {os.path.realpath(root) for root in roots if root}
+    return _roots_of((sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *_site_folders()))
 
 
-def _site_folders() -> list[str]:
+@functools.lru_cache(maxsize=8)
+def _roots_of(roots: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(os.path.realpath(root) for root in roots if root)
+
+
+def _site_folders() -> tuple[str, ...]:
     import site
 
     folders = list(getattr(site, "getsitepackages", lambda: [])())
     if site.ENABLE_USER_SITE:
         folders.append(site.getusersitepackages())
-    return folders
+    return tuple(folders)
 
 
-def _named_folders() -> set[str]:
+def _named_folders() -> frozenset[str]:
     """Absolute folders named by ``PYTHONPATH`` and by the ``.pth`` files of site-packages."""
-    named = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    for folder in _site_folders():
+    return _named_in(_site_folders(), os.environ.get("PYTHONPATH", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _named_in(site_folders: tuple[str, ...], pythonpath: str) -> frozenset[str]:
+    """Read once per process (Python reads the ``.pth`` files only as it starts, too): each import's
+    check read them all again, ~1.7 ms, a warm-up's hundred imports of pandas' dependencies."""
+    named = pythonpath.split(os.pathsep)
+    for folder in site_folders:
         with contextlib.suppress(OSError):
             for name in sorted(os.listdir(folder)):
                 if name.endswith(".pth"):
@@ -135,7 +147,7 @@ def _named_folders() -> set[str]:
                             open(os.path.join(folder, name), encoding="utf-8") as lines:
                         named += [os.path.join(folder, line.strip()) for line in lines
                                   if line.strip() and not line.startswith(("#", "import"))]
-    return {os.path.realpath(path) for path in named if path and os.path.isabs(path)}
+    return frozenset(os.path.realpath(path) for path in named if path and os.path.isabs(path))
 
 
 _FINDER = _FolderFinder()
