@@ -232,8 +232,10 @@ def is_env_name(value: object) -> bool:
     if not isinstance(value, str) or ENV_NAME.fullmatch(value) is None:
         return False
     parts = re.split(r"[_.\-]", value)
-    if redact_shapes(value) != value or any(_AWS_KEY_ID.fullmatch(part) for part in parts):
+    if redact_shapes(value) != value or any(_AWS_KEY_ID.fullmatch(part) or _HEX_KEY.fullmatch(part) for part in parts):
         return False
+    if ("-" in value or "." in value) and not all(map(_plain_part, parts)):
+        return False  # glpat-…, key-<hex>: a key's short random parts between "-" each passed as an id
     # Judged by its parts (between _, - and .) where one is a word: ANTHROPIC_KEY_3F9A2C71 (a name with an id's suffix)
     # was refused whole, as random text mixes classes, and the user could not name their variable.
     if any(_WORD.fullmatch(part) for part in parts):
@@ -246,7 +248,25 @@ _WORD = re.compile(r"[A-Z]{3,}|[A-Z]?[a-z]{3,}")
 _AWS_KEY_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
 """An AWS access key id (``AKIAIOSFODNN7EXAMPLE``): capitals and digits that change class seldom enough
 to pass as a name, and it was kept and echoed as one."""
+_HEX_KEY = re.compile(r"(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{16,}"
+                      r"|[A-Za-z]{1,4}(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{24,}")
+"""A hex key (Azure OpenAI's is 32 hex digits, Mailgun's ``key-`` + 32, Twilio's ``SK`` + 32): an id's suffix in a
+name is shorter (``ANTHROPIC_KEY_3F9A2C71``); one in twenty passed the random-text test, and was kept and echoed."""
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
+
+
+def _plain_part(part: str) -> bool:
+    """Whether a part of a name with ``-`` or ``.`` (``my-gateway-key``, ``gw-key-8f3a9c2e``, ``team-a.llm-key``)
+    is a name's: short, of one case (a word, an id), or words (``MyGateway``); a key's random part mixes cases."""
+    letters = part.rstrip("0123456789")
+    return len(part) <= 4 or part.lower() == part or part.upper() == part or _camel_case_words(part) \
+        or _WORD.fullmatch(letters) is not None or (re.fullmatch(r"(?:[A-Z][a-z]+)+", letters) is not None
+                                                   and all(map(_pronounceable, re.findall("[A-Z][a-z]+", letters))))
+
+
+def _pronounceable(word: str) -> bool:
+    """A vowel in four letters and no five consonants in a row (``Gateway``, not ``Vdtxcvo``)."""
+    return not _CONSONANTS.search(word) and len(word) > sum(c in "aeiouy" for c in word.lower()) >= len(word) / 4
 _CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}", re.IGNORECASE)
 
 
@@ -255,8 +275,7 @@ def _camel_case_words(value: str) -> bool:
     two capitalised words or more, and words (3 letters or more, a vowel in four, no five consonants
     in a row) hold 65% of its letters. Random text mixing classes was refused as a key, and the user
     could not name their variable; about one random mixed-case key in 200 (and no hex one) passes."""
-    words = [w for w in _CAMEL_PART.findall(value) if len(w) >= 3 and not _CONSONANTS.search(w)
-             and len(w) > sum(c in "aeiouy" for c in w.lower()) >= len(w) / 4]
+    words = [w for w in _CAMEL_PART.findall(value) if len(w) >= 3 and _pronounceable(w)]
     letters = sum(c.isalpha() for c in value)
     return sum(w[0].isupper() for w in words) >= 2 and sum(map(len, words)) >= 0.65 * letters
 

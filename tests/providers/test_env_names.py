@@ -41,3 +41,21 @@ def test_a_name_with_a_hyphen_or_a_dot_is_a_variables_name(name: str) -> None:
 @pytest.mark.parametrize("value", ["sk-ant-api03-" + "aB3xQ9kLm2Zp7Rt4Vw8Yc1Nd", "MY KEY", "A=B", "-leading", "x\n"])
 def test_what_no_variable_is_named_stays_refused(value: str) -> None:
     assert not is_env_name(value)
+
+
+KEYS_WITH_HYPHENS_OR_HEX = ["glpat-MuhplVdtxcvo_zVPIVRf", "glpat-102x3LFY7QxZiz-EQ0bs",  # GitLab tokens
+                            "key-485dbcfdaeb33f4bfa24dcf6618014ab",  # Mailgun
+                            "beaf1b192695c8811de5727159adc075",  # Azure OpenAI (32 hex digits)
+                            "SK375dfab68893ee581ee146e16129deaa"]  # Twilio API key
+
+
+@pytest.mark.parametrize("key", KEYS_WITH_HYPHENS_OR_HEX)
+def test_a_key_split_by_hyphens_or_all_hex_is_not_a_variables_name(key: str) -> None:
+    # before (rev-fx5): '-' let a key's short random parts pass one by one; a hex key passed one time in twenty
+    assert not is_env_name(key)
+
+
+@pytest.mark.parametrize("name", ["azure-eastus2-key", "team-a.llm-key", "gpt-4o-key", "MyGateway-key",
+                                  "llm.gw.token-2025", "OPENAI_KEY_PROJECT_3F9A2C71", "key-prod-8f3a9c2e1b7d"])
+def test_real_names_with_hyphens_ids_and_versions_still_pass(name: str) -> None:
+    assert is_env_name(name)
