@@ -18,6 +18,7 @@ from ..engine.contracts.errors import NbAgentError
 T = TypeVar("T")
 
 if TYPE_CHECKING:
+    from ..engine.api_facts.models import ModelInfo
     from ..engine.contracts.config import SessionConfig
     from ..providers.endpoints import Endpoint
     from .session import NotebookSession
@@ -79,8 +80,27 @@ def checked_prices(value: object) -> object:
     (a row without ``output``, a price that is no number): checked as the session checks it."""
     from ..engine.api_facts.models import load_models
 
-    _as_trait_error(load_models, value)  # type: ignore[arg-type]  # the Dict trait let only a dict in
+    rows = _as_trait_error(load_models, value)  # type: ignore[arg-type]  # the Dict trait let only a dict in
+    lowered = [model for model, row in rows.items() if _below_built_in(model, row)]
+    if lowered:  # a received notebook's cell made a paid model's spend read $0, under an admin's budget too
+        from traitlets import TraitError
+
+        raise TraitError(f"AgentMagics.prices: {lowered[0]!r} has built-in prices, and a row may not lower them "
+                         "(spend would read less than it is, and budgets would count it so); give rows for models "
+                         "nbagent does not know, or a higher price (see docs/models.md, 'Your own rows')")
     return value
+
+
+def _below_built_in(model: str, row: "ModelInfo") -> bool:
+    """Whether ``row`` prices a model the built-in table knows below its built-in prices."""
+    from ..engine.api_facts.models import get_model
+
+    known = get_model(model)
+    if known is None:
+        return False
+    ours = (*dataclasses.astuple(row.prices), row.web_search_usd_per_1k)
+    theirs = (*dataclasses.astuple(known.prices), known.web_search_usd_per_1k)
+    return any(mine < built_in for mine, built_in in zip(ours, theirs, strict=True))
 
 
 CHECKS: dict[str, Callable[[object], object]] = {"notes": checked_notes, "model": checked_model,

@@ -53,3 +53,34 @@ def test_an_unpriced_models_advice_is_one_line_of_the_cell_not_a_warning(ip: Any
         shown = run(ip, "%%agent\nWhat is 2 * 3?") + run(ip, "%%agent\nWhat is 2 * 4?")
     assert shown.count("%config AgentMagics.prices") == 1, shown[-2000:]
     assert not [w for w in caught if issubclass(w.category, cost.UnpricedModelWarning)]
+
+
+@pytest.mark.parametrize("row", [{"input": 0, "output": 0}, {"input": 3.0, "output": 15.0, "cache_read": 0}])
+def test_a_row_may_not_lower_a_known_models_prices(ip: Any, restore: Any, caplog: Any,  # noqa: F811
+                                                  row: dict[str, float]) -> None:
+    # before (rev-fx5): a received notebook's %config cell made a paid model's spend read $0 (an admin's
+    # budget never reached)
+    run(ip, '%config AgentMagics.model = "claude-sonnet-5-5"')
+    ip.run_cell(f'%config AgentMagics.prices = {{"claude-sonnet-5-5": {row!r}}}')
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("AgentMagics.prices" in e and "lower" in e for e in errors), errors
+    assert restore.prices == {}
+    run(ip, "%%agent\nWhat is 2 * 3?")
+    assert session().agent.totals.spent_usd > 0
+
+
+def test_a_known_models_higher_price_and_an_unknown_models_zero_are_taken(ip: Any, restore: Any) -> None:  # noqa: F811
+    """A gateway's surcharge on a known model; a local model that costs nothing."""
+    run(ip, '%config AgentMagics.prices = {"claude-sonnet-5-5": {"input": 9.0, "output": 45.0, "cache_read": 0.9, '
+            '"cache_write_5m": 11.25, "cache_write_1h": 18.0}, "llama3.1:8b": {"input": 0, "output": 0}}')
+    assert set(restore.prices) == {"claude-sonnet-5-5", "llama3.1:8b"}
+
+
+@pytest.mark.parametrize("price", ["'nan'", "float('inf')", "-1.0", "True"])
+def test_a_price_that_is_not_a_number_of_zero_or_more_is_refused(ip: Any, restore: Any, caplog: Any,  # noqa: F811
+                                                                 price: str) -> None:
+    # before (rev-fx5): 'nan' made every cost NaN, which no budget's comparison ever stopped; -1 subtracted spend
+    ip.run_cell(f'%config AgentMagics.prices = {{"claude-gw-sonnet": {{"input": {price}, "output": 5.0}}}}')
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("AgentMagics.prices" in e and "refused" in e for e in errors), errors
+    assert restore.prices == {}
