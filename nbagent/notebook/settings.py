@@ -71,7 +71,13 @@ def checked_model(value: object) -> str:
     """The ``model`` trait's value, or a ``TraitError`` where it is no model id (the session's own check):
     ``%config AgentMagics.model = ""`` fails at once, not as the API's 400 at the next prompt."""
     from ..engine.contracts.config import check_model_id
+    from ..engine.credentials.key_shapes import redact_shapes
 
+    if isinstance(value, str) and redact_shapes(value) != value:  # an AWS key id, a token of another shape
+        from traitlets import TraitError
+
+        raise TraitError("AgentMagics.model holds an API key or token, not a model id (it is not shown); set an id "
+                         "such as 'claude-sonnet-5-5' and keep the key in its environment variable (see docs/models.md)")
     return _as_trait_error(check_model_id, value)
 
 

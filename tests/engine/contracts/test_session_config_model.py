@@ -81,3 +81,20 @@ def test_a_secret_given_as_the_model_is_refused_without_showing_it(model: str) -
     said = str(caught.value)
     assert "AbCdEfGh12345678" not in said and "Zx9Zx9Zx9" not in said, said
     assert "API key, not a model id" in said or "characters)" in said, said
+
+
+@pytest.mark.parametrize("model", ["Bearer " + KEY, "x-api-key sk-proj-" + "AbCdEfGh12345678" * 3,
+                                   "token ghp_" + "AbCdEfGh12345678" * 2, "hf_" + "AbCdEfGh12345678" * 2,
+                                   "AKIAIOSFODNN7EXAMPLE AbCdEfGh12345678AbCdEfGh12345678",
+                                   "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.AbCdEfGh12345678"])
+def test_a_header_or_token_pasted_as_the_model_is_refused_without_showing_it(model: str) -> None:
+    """Spaces are taken inside an id (a gateway's alias): a pasted ``Bearer sk-ant-…`` header passed,
+    and the unpriced-model notice and ``%agent config`` showed the key in the saved notebook (rev-fx5)."""
+    with pytest.raises(ValueError) as caught:
+        SessionConfig(model=model)
+    assert "AbCdEfGh12345678" not in str(caught.value) and "API key, not a model id" in str(caught.value)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o (EU)", "Token Saver", "Basic Chat EU", "hf_llama", "Bearer"])
+def test_an_alias_with_parentheses_or_an_auth_word_is_still_a_model_id(model: str) -> None:
+    assert SessionConfig(model=model).model == model
