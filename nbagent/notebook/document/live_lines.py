@@ -95,10 +95,12 @@ not finish names no notebook (its index, written when a turn ends, would), so th
 it was this one's: a copy of the notebook, or another with the same cell, finds that run too."""
 UNWRITTEN_HEADLESS_LINE = ("ⓘ no recorded answer for this cell here: no record beside the notebook begins with this "
                            "prompt, and session {session} in .nbagent/ stopped before it wrote anything (its kernel "
-                           "killed or restarted as a run began; that may have been this cell's run, which nothing "
-                           "recorded tells): asking the model.")
+                           "killed or restarted, as a run began or while idle after %agent reset; whether it ran "
+                           "this cell, nothing recorded tells): asking the model.")
 """Headless, where no record begins with the prompt and the folder's newest session wrote nothing before its
-kernel was killed: the line said "a new or edited cell", or that there was no record beside the notebook."""
+kernel was killed: the line said "a new or edited cell", or that there was no record beside the notebook. Not "as a
+run began" only: ``%agent reset`` makes the next session's folder (its lock only) at once, and a kernel killed while
+idle after it (a cell's out-of-memory) leaves the same folder, which said "that may have been this cell's run"."""
 UNFINISHED_RERUN_LINE = ("ⓘ this cell's last run (turn {turn}) did not finish (■, Kernel > Interrupt, or a restart "
                          "while it ran) and recorded nothing; the answer it was run again after (turn {before}) is "
                          "not shown as current: asking the model.")

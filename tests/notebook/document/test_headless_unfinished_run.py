@@ -182,3 +182,32 @@ def test_a_session_a_live_writer_holds_is_never_called_stopped(tmp_path):  # noq
     finally:
         os.close(fd)
     assert not left_by_a_dead_writer(tmp_path)  # no lock file: nothing stopped there
+
+
+def test_a_session_left_idle_after_reset_by_a_killed_kernel_is_not_said_to_have_begun_a_run(ip, headless, tmp_path):  # noqa: F811
+    """``%agent reset`` makes the next session's folder (its lock only) at once; the kernel killed while idle
+    (a cell's out-of-memory) leaves it so. Before (rev-fx5): a new cell's line said that session was killed
+    "as a run began" and "may have been this cell's run"."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    cell(ip, OTHER)
+    restart(magics_mod.active_magics())
+    code = ("from IPython.testing.globalipapp import start_ipython\nip = start_ipython()\n"
+            "ip.run_cell('%load_ext nbagent')\nip.run_cell('%agent reset')\nprint('RESET-DONE', flush=True)\n"
+            "import time\nwhile True: time.sleep(1)\n")
+    env = {**os.environ, "NBAGENT_NO_WARMUP": "1"}
+    kernel = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert kernel.stdout is not None
+        assert "RESET-DONE\n" in iter(kernel.stdout.readline, ""), "the kernel ended before its reset"  # EOF ends it
+    finally:
+        kernel.send_signal(signal.SIGKILL)
+        kernel.wait(timeout=60)
+
+    out = cell(ip, FIRST)
+
+    assert "stopped before it wrote anything" in out and "while idle after %agent reset" in out, out
+    assert "as a run began;" not in out and "may have been this cell's run" not in out, out
