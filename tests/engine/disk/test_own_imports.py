@@ -135,7 +135,8 @@ def test_a_module_in_site_packages_a_pth_folder_or_pythonpath_is_still_imported(
         monkeypatch.delitem(sys.modules, name, raising=False)
     (site_packages / "_editable_impl_x.pth").write_text(f"# editable\n{editable}\n")
     monkeypatch.setattr(site, "getsitepackages", lambda: [str(site_packages)])
-    monkeypatch.setattr(own_imports, "_start_pythonpath", lambda: str(named))  # as the kernel started
+    monkeypatch.setattr(own_imports, "_start_pythonpath", lambda: str(named), raising=False)  # as the kernel started
+    monkeypatch.setenv("PYTHONPATH", str(named))  # (the code before rev-fx5 read it here)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [*sys.path, str(site_packages), str(editable), str(named)])
     with installed_only():
