@@ -87,10 +87,14 @@ def checked_prices(value: object) -> object:
     from ..engine.api_facts.models import load_models
 
     rows = _as_trait_error(load_models, value)  # type: ignore[arg-type]  # the Dict trait let only a dict in
+    unpriced = [model for model, row in rows.items() if not _priced(row)]
     lowered = [model for model, row in rows.items() if _below_built_in(model, row)]
-    if lowered:  # a received notebook's cell made a paid model's spend read $0, under an admin's budget too
+    if unpriced or lowered:  # a received notebook's cell made a paid model's spend read $0, under an admin's budget too
         from traitlets import TraitError
 
+        if unpriced:  # a ModelInfo given as a row: the plain rows' check (numbers of 0 or more) did not see it
+            raise TraitError(f"AgentMagics.prices: {unpriced[0]!r}: prices are numbers of 0 or more, not NaN, "
+                             "infinite or negative (see docs/models.md, 'Your own rows')")
         raise TraitError(f"AgentMagics.prices: {lowered[0]!r} has built-in prices, and a row may not lower them "
                          "(spend would read less than it is, and budgets would count it so); give rows for models "
                          "nbagent does not know, or a higher price (see docs/models.md, 'Your own rows')")
@@ -106,7 +110,15 @@ def _below_built_in(model: str, row: "ModelInfo") -> bool:
         return False
     ours = (*dataclasses.astuple(row.prices), row.web_search_usd_per_1k)
     theirs = (*dataclasses.astuple(known.prices), known.web_search_usd_per_1k)
-    return any(mine < built_in for mine, built_in in zip(ours, theirs, strict=True))
+    return any(not mine >= built_in for mine, built_in in zip(ours, theirs, strict=True))  # NaN too
+
+
+def _priced(row: "ModelInfo") -> bool:
+    """Whether ``row``'s prices are numbers of 0 or more: a ``ModelInfo`` given as a row skips the plain rows' check."""
+    import math
+
+    return all(math.isfinite(price) and price >= 0 for price in (*dataclasses.astuple(row.prices),
+                                                                  row.web_search_usd_per_1k))
 
 
 CHECKS: dict[str, Callable[[object], object]] = {"notes": checked_notes, "model": checked_model,

@@ -84,3 +84,17 @@ def test_a_price_that_is_not_a_number_of_zero_or_more_is_refused(ip: Any, restor
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert any("AgentMagics.prices" in e and "refused" in e for e in errors), errors
     assert restore.prices == {}
+
+
+def test_a_model_info_row_with_nan_or_negative_prices_is_refused() -> None:
+    # before (rev-fx5): a ModelInfo given as a row skipped the plain rows' number check, and NaN < price is False
+    from traitlets import TraitError
+
+    from nbagent.engine.api_facts.models import ModelInfo, PriceTier
+    from nbagent.notebook.settings import checked_prices
+
+    nan = float("nan")
+    for model, tier in (("claude-sonnet-5-5", PriceTier(nan, nan, nan, nan, nan)), ("gw-x", PriceTier(-1, 0, 0, 0, -1))):
+        with pytest.raises(TraitError):
+            checked_prices({model: ModelInfo(model, 200000, 8192, tier)})
+    assert checked_prices({"gw-x": ModelInfo("gw-x", 200000, 8192, PriceTier(0, 0, 0, 0, 0))})
