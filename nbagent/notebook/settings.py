@@ -95,9 +95,10 @@ def checked_prices(value: object) -> object:
         if unpriced:  # a ModelInfo given as a row: the plain rows' check (numbers of 0 or more) did not see it
             raise TraitError(f"AgentMagics.prices: {unpriced[0]!r}: prices are numbers of 0 or more, not NaN, "
                              "infinite or negative (see docs/models.md, 'Your own rows')")
-        raise TraitError(f"AgentMagics.prices: {lowered[0]!r} has built-in prices, and a row may not lower them "
-                         "(spend would read less than it is, and budgets would count it so); give rows for models "
-                         "nbagent does not know, or a higher price (see docs/models.md, 'Your own rows')")
+        raise TraitError(f"AgentMagics.prices: {lowered[0]!r} is a Claude model, and a notebook's row may not price "
+                         "it below nbagent's built-in prices (of the model, or of its family's cheapest): spend would "
+                         "read less than it is, and budgets would count it so; Agent(prices=…) in Python can "
+                         "(see docs/models.md, 'Your own rows')")
     return value
 
 
@@ -107,10 +108,21 @@ def _below_built_in(model: str, row: "ModelInfo") -> bool:
 
     known = get_model(model)
     if known is None:
-        return False
+        return _below_its_family(model, row)
     ours = (*dataclasses.astuple(row.prices), row.web_search_usd_per_1k)
     theirs = (*dataclasses.astuple(known.prices), known.web_search_usd_per_1k)
     return any(not mine >= built_in for mine, built_in in zip(ours, theirs, strict=True))  # NaN too
+
+
+def _below_its_family(model: str, row: "ModelInfo") -> bool:
+    """Whether ``row`` prices an unknown Claude model (``claude-sonnet-9-9``, a newer one, whose budget
+    counts at its family's highest prices without a row) below its family's cheapest built-in input or
+    output price: ``{"input": 0, "output": 0}`` made a paid model's spend read $0 and defeated every budget."""
+    from ..engine.api_facts.models import MODELS, family_of
+
+    family = [m.prices for m in MODELS if family_of(model) and m.family == family_of(model)]
+    return bool(family) and (row.prices.input < min(p.input for p in family)
+                             or row.prices.output < min(p.output for p in family))
 
 
 def _priced(row: "ModelInfo") -> bool:

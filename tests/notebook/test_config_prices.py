@@ -63,7 +63,7 @@ def test_a_row_may_not_lower_a_known_models_prices(ip: Any, restore: Any, caplog
     run(ip, '%config AgentMagics.model = "claude-sonnet-5-5"')
     ip.run_cell(f'%config AgentMagics.prices = {{"claude-sonnet-5-5": {row!r}}}')
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert any("AgentMagics.prices" in e and "lower" in e for e in errors), errors
+    assert any("AgentMagics.prices" in e and "below" in e for e in errors), errors
     assert restore.prices == {}
     run(ip, "%%agent\nWhat is 2 * 3?")
     assert session().agent.totals.spent_usd > 0
@@ -98,3 +98,12 @@ def test_a_model_info_row_with_nan_or_negative_prices_is_refused() -> None:
         with pytest.raises(TraitError):
             checked_prices({model: ModelInfo(model, 200000, 8192, tier)})
     assert checked_prices({"gw-x": ModelInfo("gw-x", 200000, 8192, PriceTier(0, 0, 0, 0, 0))})
+
+
+def test_an_unknown_claude_model_may_not_be_priced_below_its_family(ip: Any, restore: Any, caplog: Any) -> None:  # noqa: F811
+    # before (rev-fx5): an unknown sonnet (a budget counts it at its family's highest prices without a row) set
+    # to 0 by a received notebook's cell read $0, and no budget stopped it
+    ip.run_cell('%config AgentMagics.prices = {"claude-sonnet-9-9": {"input": 0, "output": 0}}')
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("AgentMagics.prices" in e and "below" in e for e in errors), errors
+    assert restore.prices == {}
