@@ -258,10 +258,16 @@ _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 def _plain_part(part: str) -> bool:
     """Whether a part of a name with ``-`` or ``.`` (``my-gateway-key``, ``gw-key-8f3a9c2e``, ``team-a.llm-key``)
     is a name's: short, of one case (a word, an id), or words (``MyGateway``); a key's random part mixes cases."""
-    letters = part.rstrip("0123456789")
-    return len(part) <= 4 or part.lower() == part or part.upper() == part or _camel_case_words(part) \
-        or _WORD.fullmatch(letters) is not None or (re.fullmatch(r"(?:[A-Z][a-z]+)+", letters) is not None
-                                                   and all(map(_pronounceable, re.findall("[A-Z][a-z]+", letters))))
+    if len(part) <= 4 or part.lower() == part or part.upper() == part or _camel_case_words(part):
+        return True
+    # camelCase and CamelCase words with acronyms (myKey, azureOpenAI, apiKey, MyGateway): each piece a word,
+    # an acronym of 4 capitals at most or a piece of 2 letters; a random part's pieces seldom are all of those
+    if re.search(r"[A-Za-z][0-9]+[A-Za-z]", part):  # CUk7Yjpq: a digit between letters, as in random text
+        return False
+    pieces = re.findall(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]", part)
+    words = [p for p in pieces if len(p) >= 3 and not p.isupper() and _pronounceable(p)]
+    return bool(words) and all(p in words or len(p) <= 2 or (p.isupper() and len(p) <= 4) for p in pieces) \
+        and sum(len(p) for p in pieces if p not in words) <= 5
 
 
 def _pronounceable(word: str) -> bool:

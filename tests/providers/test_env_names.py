@@ -55,7 +55,8 @@ def test_a_key_split_by_hyphens_or_all_hex_is_not_a_variables_name(key: str) -> 
     assert not is_env_name(key)
 
 
-@pytest.mark.parametrize("name", ["azure-eastus2-key", "team-a.llm-key", "gpt-4o-key", "MyGateway-key",
+@pytest.mark.parametrize("name", ["azure-eastus2-key", "team-a.llm-key", "gpt-4o-key", "MyGateway-key", "azureOpenAI-key",
+                                  "myKey-prod", "gw.apiKey", "litellm-masterKey", "myLLMKey-prod", "openaiKey.v2",
                                   "llm.gw.token-2025", "OPENAI_KEY_PROJECT_3F9A2C71", "key-prod-8f3a9c2e1b7d"])
 def test_real_names_with_hyphens_ids_and_versions_still_pass(name: str) -> None:
     assert is_env_name(name)
