@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 def load(shell: "InteractiveShell") -> AgentMagics:
     """Register magics and the transformer on ``shell`` (idempotent)."""
     _refuse_start_folder(shell)
+    _unpriced_advice_in_the_cell()
     active = magics_api.active()
     if isinstance(active, AgentMagics) and active.shell is shell:
         return active
@@ -64,6 +65,16 @@ def _refuse_start_folder(shell: "InteractiveShell") -> None:
     history = getattr(getattr(shell, "history_manager", None), "dir_hist", None)
     if history:
         also_refuse(str(history[0]))
+
+
+def _unpriced_advice_in_the_cell() -> None:
+    """A model without prices is said once as a line of the agent cell's output (the loop's notice,
+    naming ``%config AgentMagics.prices``), not also as a red stderr warnings block above it."""
+    import warnings
+
+    # By its text, not its class (engine.api_facts.cost.UnpricedModelWarning): the kernel's start
+    # imports no engine module beyond plain-data settings (tests/test_layering.py).
+    warnings.filterwarnings("ignore", message="nbagent has no prices for model", category=UserWarning)
 
 
 def unload(shell: "InteractiveShell") -> None:

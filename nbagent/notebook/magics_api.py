@@ -55,6 +55,9 @@ class MagicsApi(Protocol):
     def max_session_budget(self) -> float | None: ...
 
     @property
+    def prices(self) -> Mapping[str, object]: ...
+
+    @property
     def context_window(self) -> int | None: ...
 
     @property

@@ -89,7 +89,8 @@ def _configured_settings(magics: MagicsApi) -> dict[str, Any]:
         context_window=magics.context_window, allow=tuple(magics.allow), shell=magics.shell_tool,
         cwd=Path.cwd(), in_notebook=True, effort=magics.effort, permission_mode=magics.permission_mode,
         server_tools=("web_search",) if magics.web_search else (), context=magics.context, notes=magics.notes,
-        kernel_context_tokens=magics.kernel_context_tokens, secret_env=configured_secret_env(magics))
+        kernel_context_tokens=magics.kernel_context_tokens, secret_env=configured_secret_env(magics),
+        prices=dict(magics.prices) or None)
 
 
 def configured_secret_env(magics: "MagicsApi | None") -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from ..engine.contracts.errors import NbAgentError
 T = TypeVar("T")
 
 if TYPE_CHECKING:
+    from ..engine.api_facts.models import ModelInfo
     from ..engine.contracts.config import SessionConfig
     from ..providers.endpoints import Endpoint
     from .session import NotebookSession
@@ -28,7 +29,7 @@ LIVE: dict[str, str] = {
     "max_session_budget": "max_session_budget_usd", "context_window": "context_window", "effort": "effort",
     "permission_mode": "permission_mode", "allow": "allow", "web_search": "server_tools", "context": "context",
     "notes": "notes", "token_budget": "token_budget", "session_token_budget": "session_token_budget",
-    "kernel_context_tokens": "kernel_context_tokens",
+    "kernel_context_tokens": "kernel_context_tokens", "prices": "prices",
 }
 #: Traits fixed when a session starts: the provider object, its simulated pacing, the tool set and
 #: the task folder are made once per Agent (``%agent reset`` starts a session that uses them).
@@ -70,8 +71,71 @@ def checked_model(value: object) -> str:
     """The ``model`` trait's value, or a ``TraitError`` where it is no model id (the session's own check):
     ``%config AgentMagics.model = ""`` fails at once, not as the API's 400 at the next prompt."""
     from ..engine.contracts.config import check_model_id
+    from ..engine.credentials.key_shapes import redact_shapes
 
+    if isinstance(value, str) and redact_shapes(value) != value:  # an AWS key id, a token of another shape
+        from traitlets import TraitError
+
+        raise TraitError("AgentMagics.model holds an API key or token, not a model id (it is not shown); set an id "
+                         "such as 'claude-sonnet-5-5' and keep the key in its environment variable (see docs/models.md)")
     return _as_trait_error(check_model_id, value)
+
+
+def checked_prices(value: object) -> object:
+    """The ``prices`` trait's value, or a ``TraitError`` where ``Agent(prices=…)`` would refuse it
+    (a row without ``output``, a price that is no number): checked as the session checks it."""
+    from ..engine.api_facts.models import load_models
+
+    rows = _as_trait_error(load_models, value)  # type: ignore[arg-type]  # the Dict trait let only a dict in
+    unpriced = [model for model, row in rows.items() if not _priced(row)]
+    lowered = [model for model, row in rows.items() if _below_built_in(model, row)]
+    if unpriced or lowered:  # a received notebook's cell made a paid model's spend read $0, under an admin's budget too
+        from traitlets import TraitError
+
+        if unpriced:  # a ModelInfo given as a row: the plain rows' check (numbers of 0 or more) did not see it
+            raise TraitError(f"AgentMagics.prices: {unpriced[0]!r}: prices are numbers of 0 or more, not NaN, "
+                             "infinite or negative (see docs/models.md, 'Your own rows')")
+        raise TraitError(f"AgentMagics.prices: {lowered[0]!r} is a Claude model, and a notebook's row may not price "
+                         "it below nbagent's built-in prices (of the model, or of its family's cheapest): spend would "
+                         "read less than it is, and budgets would count it so; Agent(prices=…) in Python can "
+                         "(see docs/models.md, 'Your own rows')")
+    return value
+
+
+def _below_built_in(model: str, row: "ModelInfo") -> bool:
+    """Whether ``row`` prices a model the built-in table knows below its built-in prices."""
+    from ..engine.api_facts.models import get_model
+
+    known = get_model(model)
+    if known is None:
+        return _below_its_family(model, row)
+    ours = (*dataclasses.astuple(row.prices), row.web_search_usd_per_1k)
+    theirs = (*dataclasses.astuple(known.prices), known.web_search_usd_per_1k)
+    return any(not mine >= built_in for mine, built_in in zip(ours, theirs, strict=True))  # NaN too
+
+
+def _below_its_family(model: str, row: "ModelInfo") -> bool:
+    """Whether ``row`` prices an unknown Claude model (``claude-sonnet-9-9``, a newer one, whose budget
+    counts at its family's highest prices without a row) below its family's cheapest built-in input or
+    output price: ``{"input": 0, "output": 0}`` made a paid model's spend read $0 and defeated every budget."""
+    from ..engine.api_facts.models import MODELS, family_of
+
+    family = [m.prices for m in MODELS if family_of(model) and m.family == family_of(model)]
+    return bool(family) and (row.prices.input < min(p.input for p in family)
+                             or row.prices.output < min(p.output for p in family))
+
+
+def _priced(row: "ModelInfo") -> bool:
+    """Whether ``row``'s prices are numbers of 0 or more: a ``ModelInfo`` given as a row skips the plain rows' check."""
+    import math
+
+    return all(math.isfinite(price) and price >= 0 for price in (*dataclasses.astuple(row.prices),
+                                                                  row.web_search_usd_per_1k))
+
+
+CHECKS: dict[str, Callable[[object], object]] = {"notes": checked_notes, "model": checked_model,
+                                                  "prices": checked_prices}
+"""The trait checks of :meth:`~nbagent.notebook.magics.AgentMagics._valid_setting`, by trait."""
 
 
 def _as_trait_error(check: Callable[[object], T], value: object) -> T:
@@ -100,8 +164,9 @@ def checked_endpoints(value: Mapping[str, object] | None) -> Mapping[str, object
         named = [key for key in ("auth_token_env", "api_key_env") if row.get(key) and not is_env_name(row[key])]
         if named:  # a key pasted where its variable's name goes was kept, listed, and echoed as "not set"
             raise TraitError(f"AgentMagics.endpoints[{name!r}]: {named[0]} names an environment variable (letters, "
-                             f"digits and _, e.g. \"MY_VARIABLE\"), and this value is not one or is shaped as a key (the key "
-                             f"itself? it is not shown): put the key in a variable and name that (see docs/endpoints.md)")
+                             f"digits, _, - and ., e.g. \"MY_VARIABLE\"), and this value is not one or is shaped as a "
+                             f"key (the key itself? it is not shown): put the key in a variable and name that "
+                             f"(see docs/endpoints.md)")
         literal = [key for key in ("auth_token", "api_key") if isinstance(row, dict) and row.get(key)]
         if literal:
             key = literal[0]
@@ -123,6 +188,8 @@ def session_value(name: str, value: object, config: "SessionConfig") -> object:
     """What the trait ``name`` set to ``value`` becomes in a session whose settings are ``config``."""
     if name == "allow" and isinstance(value, (list, tuple)):  # the trait is a list of tool names
         return tuple(dict.fromkeys((*config.allow, *value)))
+    if name == "prices":  # no rows: the session's own table only
+        return value or None
     if name == "web_search":
         others = tuple(t for t in config.server_tools if t != "web_search")
         return (*others, "web_search") if value else others

@@ -215,7 +215,10 @@ def _checked_row(name: str, row: Any, where: str) -> ProfileRow:
     return ProfileRow(row)
 
 
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+"""What ``%config`` takes as an ``*_env`` value: a variable's name as the environment can hold it, ``-`` and ``.``
+too (``my-gateway-key``, as a profile file names one; the environment refuses only ``=`` and NUL), never a
+space or other punctuation a pasted key has."""
 
 
 def is_env_name(value: object) -> bool:
@@ -228,18 +231,59 @@ def is_env_name(value: object) -> bool:
 
     if not isinstance(value, str) or ENV_NAME.fullmatch(value) is None:
         return False
-    if redact_shapes(value) != value:
+    parts = re.split(r"[_.\-]", value)
+    if redact_shapes(value) != value or any(_AWS_KEY_ID.fullmatch(part) or _HEX_KEY.fullmatch(part) for part in parts):
         return False
-    # Judged by its _-parts where one is a word: ANTHROPIC_KEY_3F9A2C71 (a name with an id's suffix)
+    if ("-" in value or "." in value) and not all(map(_plain_part, parts)):
+        return False  # glpat-…, key-<hex>: a key's short random parts between "-" each passed as an id
+    # Judged by its parts (between _, - and .) where one is a word: ANTHROPIC_KEY_3F9A2C71 (a name with an id's suffix)
     # was refused whole, as random text mixes classes, and the user could not name their variable.
-    parts = value.split("_")
     if any(_WORD.fullmatch(part) for part in parts):
         return not any(looks_like_token(part) for part in parts)
-    return not looks_like_token(value)
+    return _camel_case_words(value) or not looks_like_token(value)
 
 
 _WORD = re.compile(r"[A-Z]{3,}|[A-Z]?[a-z]{3,}")
 """A part of a variable's name that is a word (KEY, Anthropic, token), which a random key's parts seldom are."""
+_AWS_KEY_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+"""An AWS access key id (``AKIAIOSFODNN7EXAMPLE``): capitals and digits that change class seldom enough
+to pass as a name, and it was kept and echoed as one."""
+_HEX_KEY = re.compile(r"(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{16,}"
+                      r"|[A-Za-z]{1,4}(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{24,}")
+"""A hex key (Azure OpenAI's is 32 hex digits, Mailgun's ``key-`` + 32, Twilio's ``SK`` + 32): an id's suffix in a
+name is shorter (``ANTHROPIC_KEY_3F9A2C71``); one in twenty passed the random-text test, and was kept and echoed."""
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
+
+
+def _plain_part(part: str) -> bool:
+    """Whether a part of a name with ``-`` or ``.`` (``my-gateway-key``, ``gw-key-8f3a9c2e``, ``team-a.llm-key``)
+    is a name's: short, of one case (a word, an id), or words (``MyGateway``); a key's random part mixes cases."""
+    if len(part) <= 4 or part.lower() == part or part.upper() == part or _camel_case_words(part):
+        return True
+    # camelCase and CamelCase words with acronyms (myKey, azureOpenAI, apiKey, MyGateway): each piece a word,
+    # an acronym of 4 capitals at most or a piece of 2 letters; a random part's pieces seldom are all of those
+    if re.search(r"[A-Za-z][0-9]+[A-Za-z]", part):  # CUk7Yjpq: a digit between letters, as in random text
+        return False
+    pieces = re.findall(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]", part)
+    words = [p for p in pieces if len(p) >= 3 and not p.isupper() and _pronounceable(p)]
+    return bool(words) and all(p in words or len(p) <= 2 or (p.isupper() and len(p) <= 4) for p in pieces) \
+        and sum(len(p) for p in pieces if p not in words) <= 5
+
+
+def _pronounceable(word: str) -> bool:
+    """A vowel in four letters and no five consonants in a row (``Gateway``, not ``Vdtxcvo``)."""
+    return not _CONSONANTS.search(word) and len(word) > sum(c in "aeiouy" for c in word.lower()) >= len(word) / 4
+_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}", re.IGNORECASE)
+
+
+def _camel_case_words(value: str) -> bool:
+    """Whether ``value`` is a CamelCase name (``Df2023Q4SalesByRegion``, ``XgbModelV2Fold3Seed7``):
+    two capitalised words or more, and words (3 letters or more, a vowel in four, no five consonants
+    in a row) hold 65% of its letters. Random text mixing classes was refused as a key, and the user
+    could not name their variable; about one random mixed-case key in 200 (and no hex one) passes."""
+    words = [w for w in _CAMEL_PART.findall(value) if len(w) >= 3 and _pronounceable(w)]
+    letters = sum(c.isalpha() for c in value)
+    return sum(w[0].isupper() for w in words) >= 2 and sum(map(len, words)) >= 0.65 * letters
 
 
 def endpoint_from_row(name: str, row: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:

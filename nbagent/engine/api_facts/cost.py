@@ -112,8 +112,8 @@ def cost_of(usage: Usage, model: str, prices: Mapping[str, ModelInfo] | None = N
             # %%agent cell showed ".../engine/loop/completion.py:59" and that line's code, as a crash.
             warnings.warn_explicit(
                 f"nbagent has no prices for model {model!r}; cost is shown as – (unknown). "
-                "In Python, pass its row as Agent(prices={...}); a %%agent cell has no setting for prices, "
-                "so there its cost stays unknown (see docs/models.md, 'Your own rows').",
+                "In Python, pass its row as Agent(prices={...}); in a notebook, %config AgentMagics.prices = "
+                "{...} (see docs/models.md, 'Your own rows').",
                 UnpricedModelWarning, filename="nbagent", lineno=0, module="nbagent", registry={},
             )
         return None

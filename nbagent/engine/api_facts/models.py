@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -262,9 +263,11 @@ def _read_table(path: str | Path) -> dict[str, object]:
 def _number(row: Mapping[str, object], key: str, default: float | None = None) -> float:
     """The number at ``key`` (``default`` when absent; KeyError without one, TypeError if not a number)."""
     value = row[key] if default is None else row.get(key, default)
-    if isinstance(value, (int, float, str)):
-        return float(value)
-    raise TypeError(f"{key} is not a number")
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number >= 0:  # "nan": no cost ever reached a budget; -1 subtracted spend
+            return number
+    raise TypeError(f"{key} is not a number of 0 or more")
 
 
 def _row(model_id: str, row: Mapping[str, object]) -> ModelInfo:
@@ -280,4 +283,4 @@ def _row(model_id: str, row: Mapping[str, object]) -> ModelInfo:
             web_search_usd_per_1k=_number(row, "web_search_usd_per_1k", WEB_SEARCH_USD_PER_1K))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelTableError(f"model {model_id!r}: every row needs numeric input and output prices "
-                              f"(USD per million tokens); got {dict(row)!r}") from exc
+                              f"of 0 or more (USD per million tokens); got {dict(row)!r}") from exc

@@ -230,19 +230,19 @@ def check_model_id(model: object) -> str:
     the setting, after the request was sent (and a page offered Retry)."""
     if not isinstance(model, str) or not model.strip():
         raise ValueError(f"model must be a model id such as {DEFAULT_MODEL!r}, got {model!r} (see docs/models.md)")
-    if model.strip().startswith(_KEY_PREFIXES):  # os.environ["ANTHROPIC_API_KEY"] in the wrong place: not echoed
+    if _holds_a_key(model):  # os.environ["ANTHROPIC_API_KEY"] in the wrong place, "Bearer …": not echoed
         raise ValueError("model is an API key, not a model id (it is not shown); set the model to an id such as "
                          f"{DEFAULT_MODEL!r} and keep the key in its environment variable (see docs/models.md)")
     if model != model.strip():  # "$(cat model.txt)", a pasted id: the API's 404 named no setting either
         use = f"use {model.strip()!r}" if len(model.strip()) <= 40 else "use it without them"
         raise ValueError(f"model {_shown(model)} has spaces or a line break around it: {use}")
-    bad = sorted({c for c in model if not (c.isalnum() or c in _MODEL_ID_PUNCTUATION
-                                           or (c == " " and ("/" in model or "\\" in model)))})
+    bad = sorted({c for c in model if not (c.isalnum() or c in _MODEL_ID_PUNCTUATION)})
     if bad or len(model) > _MODEL_ID_MAX:  # a sentence, a quoted string: every prompt would fail at the API
         why = (f"it has {' '.join(repr(c) for c in bad)}" if bad else f"it is over {_MODEL_ID_MAX} characters")
         raise ValueError(f"model {_shown(model)} cannot be a model id: {why}. Model ids are letters, digits and "
-                         f"{' '.join(_MODEL_ID_PUNCTUATION)}, and a file path's spaces (as {DEFAULT_MODEL}, "
-                         "anthropic.claude-…-v1:0, claude-…@20250929, openrouter/…, llama3.1:8b); see docs/models.md")
+                         f"{' '.join(_MODEL_ID_PUNCTUATION.strip())} and spaces inside (as {DEFAULT_MODEL}, "
+                         "anthropic.claude-…-v1:0, claude-…@20250929, openrouter/…, llama3.1:8b, Claude Sonnet EU, "
+                         "claude-sonnet-4-5[1m]); see docs/models.md")
     return model
 
 
@@ -251,11 +251,26 @@ def check_model_id(model: object) -> str:
 #: Vertex's ``claude-…@2024…``, LiteLLM's and Hugging Face's ``provider/org/model``, Ollama's
 #: ``name:tag`` and quantisations (``q4_K_M``), fine-tunes' ``ft:…``, a local server's ``~/m+lora.gguf``,
 #: Fireworks' deployments (``accounts/…/models/x#accounts/…/deployments/y``) and a Windows path's ``\``
-#: (llama.cpp's and vLLM's served name is the model's path as given; a path's spaces are taken too).
-_MODEL_ID_PUNCTUATION = "-_.:/@+~#\\"
+#: (llama.cpp's and vLLM's served name is the model's path as given; a path's spaces are taken too),
+#: a gateway's alias (LiteLLM's or a local server's ``model_name``: ``Claude Sonnet EU``, spaces inside),
+#: a URL-encoded Bedrock ARN (``arn%3Aaws%3Abedrock…``) and a context-window variant (``claude-sonnet-4-5[1m]``).
+#: Not quotes, ``,``, ``$``, ``<>``, ``!``, tabs, line breaks or other control characters: no id has them.
+_MODEL_ID_PUNCTUATION = "-_.:/@+~#\\%[]() "
 _MODEL_ID_MAX = 512
 _KEY_PREFIXES = ("sk-ant-", "sk-proj-")
-"""An Anthropic or OpenAI API key's start: no model id has it, and a refusal must not echo the key."""
+_TOKEN_PREFIXES = ("ghp_", "github_pat_", "glpat-", "hf_", "xoxb-", "xoxp-", "eyJ", "AKIA", "ASIA")
+"""A key's or token's start (Anthropic, OpenAI, GitHub, GitLab, Hugging Face, Slack, a JWT): no model id or
+word of a gateway's alias has it, and a refusal must not echo the key."""
+_AUTH_WORDS = frozenset({"bearer", "basic", "token", "authorization:", "x-api-key", "x-api-key:", "api-key:"})
+
+
+def _holds_a_key(model: str) -> bool:
+    """Whether ``model`` is a key or holds one among its words: with spaces taken inside an id (a gateway's
+    alias), ``Bearer sk-ant-…`` and ``x-api-key sk-proj-…`` (a header pasted) passed, and the setting's
+    lines (the unpriced-model notice, ``%agent config``) showed the key in the saved notebook."""
+    words = model.split()
+    return any(word.startswith(_KEY_PREFIXES) or (word.startswith(_TOKEN_PREFIXES) and len(word) >= 20)
+               for word in words) or (len(words) > 1 and words[0].lower() in _AUTH_WORDS and len(words[1]) >= 16)
 
 
 def _shown(model: str) -> str:

@@ -190,6 +190,27 @@ class FolderLock:
             os.close(fd)
 
 
+def left_by_a_dead_writer(task_dir: Path) -> bool:
+    """Whether ``task_dir`` holds a lock file no live writer holds: its writer stopped without releasing
+    it (its kernel killed), as a writer that closes removes its lock file. A shared lock is taken and
+    dropped at once to tell: it is refused while a writer holds its own."""
+    folder = task_dir.resolve()
+    if folder in _HELD:
+        return False
+    try:
+        fd = open_regular(folder / LOCK_FILE, os.O_RDONLY)
+    except (OSError, TaskFolderError):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _pid(text: bytes) -> int | None:
     """The pid a lock file names, if it names one (only for messages: the flock is the lock)."""
     return int(text) if text.isdigit() and len(text) <= 10 else None

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Iterable, Mapping, Sequence
 
-from ..api_facts.models import get_model, most_expensive_of_family
+from ..api_facts.models import get_model, has_stand_in_price, most_expensive_of_family
 from ..api_facts.tokens import TokenCounter
 from ..context import get_context_window_info
 from ..contracts.config import RunLimits, SessionConfig, unpriced_budget_refusal
@@ -230,18 +230,20 @@ def unpriced_budget_error(config: SessionConfig, limits: RunLimits) -> str | Non
 
 
 def unpriced_budget_notice(config: SessionConfig, limits: RunLimits, told: set[str]) -> list[str]:
-    """Once per model (``told`` remembers): a budget on a model without prices is enforced at a
-    stand-in's prices."""
+    """Once per model (``told`` remembers): a model without prices has its cost shown as unknown, and
+    a budget on it is enforced at a stand-in's prices; the line says how to give its prices."""
+    if get_model(config.model, config.prices) is not None or config.model in told:
+        return []
+    told.add(config.model)
     budget = limits.resolve(config)[1]
     if budget is None:
         budget = config.max_session_budget_usd
-    if budget is None or get_model(config.model, config.prices) is not None or config.model in told:
-        return []
-    told.add(config.model)
-    stand_in = most_expensive_of_family(config.model).id
-    return [f"{config.model} has no prices in the model table, so its cost shows as unknown; the budget "
-            f"counts its requests at {stand_in} prices (the most expensive of its family). In Python, "
-            "Agent(prices={...}) with its row makes both exact; a %%agent cell has no setting for prices."]
+    counted = "" if budget is None or not has_stand_in_price(config.model, config.prices) else (
+        f"; the budget counts its requests at {most_expensive_of_family(config.model).id} prices (the most "
+        "expensive of its family)")
+    return [f"{config.model} has no prices in the model table, so its cost shows as unknown{counted}. Give its "
+            "row to make it exact: %config AgentMagics.prices = {...} in a notebook, Agent(prices={...}) in "
+            "Python (see docs/models.md, 'Your own rows')."]
 
 
 def unknown_tool_notices(config: SessionConfig, offered: Iterable[str], told: set[str]) -> list[str]:

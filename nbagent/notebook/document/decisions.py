@@ -81,6 +81,9 @@ class Live:
     unfinished_here: str | None = None
     """Headless, ``no_record``: the folder's session whose run of this prompt did not finish (a cell
     timeout, an interrupt, the kernel killed): the line says so, not "a new or edited cell"."""
+    unwritten_here: str | None = None
+    """Headless, ``no_record``: the folder's newest session that wrote nothing before its kernel was killed
+    (which prompt it ran is unknown): the line says so, not "a new or edited cell"."""
     ambiguous: tuple[str | None, ...] = ()
     """Headless: the notebooks whose records of this prompt it cannot tell apart (none replayed)."""
     gone: tuple[str, ...] = ()

@@ -38,7 +38,7 @@ from .replay import (
     recorded_turn,
     without_session,
 )
-from .unfinished import unfinished_session
+from .unfinished import unfinished_session, unwritten_session
 
 if TYPE_CHECKING:
     from ...engine.contracts.json_types import JSONObject
@@ -301,6 +301,7 @@ class DocumentLink(RecordLookup):
                         records_here=no_record and headless and has_records(self.root),
                         without_session=no_record and headless and without_session(self.root, prompt),
                         unfinished_here=unfinished_session(self.root, prompt) if no_record and headless else None,
+                        unwritten_here=unwritten_session(self.root) if no_record and headless else None,
                         gone=found.gone if no_record and headless else ())
         recorded = max((t.turn for t in cursor.index.turns), default=0)
         # Another notebook's record (this one is a copy) is never written: forked even at its end.

@@ -55,6 +55,8 @@ def _no_record_line(decision: Live, cell_ids: bool) -> str:
         return NO_SESSION_LINE
     if decision.unfinished_here:
         return UNFINISHED_HEADLESS_LINE.format(session=decision.unfinished_here)
+    if decision.unwritten_here:
+        return UNWRITTEN_HEADLESS_LINE.format(session=decision.unwritten_here)
     return NO_MATCH_LINE if decision.records_here else NO_RECORD_LINE
 
 
@@ -91,6 +93,14 @@ UNFINISHED_HEADLESS_LINE = ("ⓘ no recorded answer for this cell here: a run of
 the line said "a new or edited cell", or that there was no record beside the notebook. A run that did
 not finish names no notebook (its index, written when a turn ends, would), so the line does not say
 it was this one's: a copy of the notebook, or another with the same cell, finds that run too."""
+UNWRITTEN_HEADLESS_LINE = ("ⓘ no recorded answer for this cell here: no record beside the notebook begins with this "
+                           "prompt, and session {session} in .nbagent/ stopped before it wrote anything (its kernel "
+                           "killed or restarted, as a run began or while idle after %agent reset; whether it ran "
+                           "this cell, nothing recorded tells): asking the model.")
+"""Headless, where no record begins with the prompt and the folder's newest session wrote nothing before its
+kernel was killed: the line said "a new or edited cell", or that there was no record beside the notebook. Not "as a
+run began" only: ``%agent reset`` makes the next session's folder (its lock only) at once, and a kernel killed while
+idle after it (a cell's out-of-memory) leaves the same folder, which said "that may have been this cell's run"."""
 UNFINISHED_RERUN_LINE = ("ⓘ this cell's last run (turn {turn}) did not finish (■, Kernel > Interrupt, or a restart "
                          "while it ran) and recorded nothing; the answer it was run again after (turn {before}) is "
                          "not shown as current: asking the model.")
@@ -176,6 +186,7 @@ __all__ = ["AFTER_LIVE_LINE", "AMBIGUOUS_LINE", "COPIED_LINE", "EDITED_LINE", "E
            "OTHER_WINDOW_LINE",
            "OWN_SESSION_LINE", "PAST_RECORD_LINE", "STALE_LINE",
            "UNFINISHED_HEADLESS_LINE", "UNFINISHED_LINE", "UNFINISHED_RERUN_LINE", "UNSAFE_RECORD_LINE",
+           "UNWRITTEN_HEADLESS_LINE",
            "ambiguous_line", "live_line", "other_model_line", "other_window_line", "show_line", "show_other_settings"]
 
 

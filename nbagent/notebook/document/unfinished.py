@@ -4,7 +4,9 @@ A run cut short (nbclient's or nbconvert's cell timeout, ■, the kernel killed 
 ran) writes its session's conversation as it goes but records no replay index, which a turn gets only
 when it ends. The next headless run finds no record that begins with the prompt, and its line said
 "a new or edited cell" (or no record at all): untrue for a cell whose recorded run simply did not
-finish. This finds that run, so the line can say what happened.
+finish. This finds that run, so the line can say what happened. A kernel killed before its run wrote
+anything leaves a session folder with no conversation (only its writer's lock): :func:`unwritten_session`
+finds it, and the line says a run stopped before it wrote anything, not "a new or edited cell".
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ...engine.contracts.errors import CorruptFileError, TaskFolderError
 from ...engine.disk.json_depth import MAX_FILE_DEPTH, text_depth_exceeds
 from ...engine.disk.persist import read_json
 from ...engine.disk.safe_open import open_regular
+from ...engine.disk.task_lock import left_by_a_dead_writer
 from .replay import is_session_name, load_index, sessions_dir
 
 HISTORY = "api_conversation_history.json"
@@ -45,6 +48,20 @@ def unfinished_session(root: Path, prompt: str) -> str | None:
             continue
         index = load_index(root, session.name)
         if index is None or not any(t.asks(prompt) for t in index.turns):
+            return session.name
+    return None
+
+
+def unwritten_session(root: Path) -> str | None:
+    """The newest session of the folder that wrote no conversation and whose writer stopped without
+    releasing its lock (a kernel killed as its first prompt began: nothing tells which prompt it was)."""
+    folder = sessions_dir(root)
+    if not folder.is_dir():
+        return None
+    named = (p for p in folder.iterdir() if is_session_name(p.name) and p.is_dir())
+    for session in sorted(named, key=_mtime, reverse=True)[:NEWEST]:
+        if _first_message(session / HISTORY) is None and load_index(root, session.name) is None \
+                and left_by_a_dead_writer(session):
             return session.name
     return None
 
@@ -99,4 +116,4 @@ def _first_message(history: Path) -> object:
     return messages[0] if isinstance(messages, list) and messages else None
 
 
-__all__ = ["unfinished_session"]
+__all__ = ["unfinished_session", "unwritten_session"]

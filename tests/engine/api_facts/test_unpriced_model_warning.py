@@ -46,11 +46,11 @@ async def test_an_unpriced_models_warning_names_no_line_of_nbagents_source(tmp_p
 
 def test_an_unpriced_models_advice_is_one_a_notebook_user_can_act_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """The advice said "prices={...} in the Agent's settings", which a ``%%agent`` user cannot set:
-    now it says where prices can be given (Python's Agent) and that a %%agent cell has no setting."""
+    now it says where prices can be given: Python's Agent, and a notebook's ``%config AgentMagics.prices`` (fx5)."""
     monkeypatch.setattr(cost, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         cost.cost_of(cost.Usage(input_tokens=10, output_tokens=5), "claude-nope-9")
     said = str(caught[0].message)
     assert "in the Agent's settings" not in said
-    assert "a %%agent cell has no setting for prices, so there its cost stays unknown" in said, said
+    assert "Agent(prices={...})" in said and "%config AgentMagics.prices = {...}" in said, said

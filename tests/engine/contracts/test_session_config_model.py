@@ -27,8 +27,8 @@ def test_a_model_id_with_space_or_a_line_break_around_it_is_refused_naming_the_c
         SessionConfig(model=model)
 
 
-@pytest.mark.parametrize("model", ["no such model!", "claude sonnet 4.5", "'claude-sonnet-5-5'", "gpt-4o,claude",
-                                   "$MODEL", "<model-id>", "x" * 513])
+@pytest.mark.parametrize("model", ["no such model!", "'claude-sonnet-5-5'", "gpt-4o,claude", "$MODEL", "<model-id>",
+                                   "x" * 513, "claude\tsonnet", "Claude Sonnet\nEU", 'say "hi"', "a\x00b", "a\x1bb"])
 def test_a_model_id_no_provider_could_have_is_refused_saying_what_ids_are_made_of(model: str) -> None:
     """``%config AgentMagics.model = 'no such model!'`` was taken; every prompt then failed at the
     API (or a gateway) naming no setting. Now it fails at once, saying what an id is made of."""
@@ -57,8 +57,15 @@ def test_a_served_path_or_a_deployment_id_is_taken(model: str) -> None:
     with a space), and a Fireworks deployment is ``…#accounts/…/deployments/…``: each was refused as
     "cannot be a model id", with no setting to get past it, while a sentence without a path still is."""
     assert SessionConfig(model=model).model == model
-    with pytest.raises(ValueError, match="cannot be a model id: it has ' '"):
-        SessionConfig(model="claude sonnet 4.5")
+
+
+@pytest.mark.parametrize("model", [
+    "Claude Sonnet EU", "claude-sonnet-4-5[1m]",
+    "arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile%2Fus.anthropic.claude-3-7-sonnet-20250219-v1%3A0"])
+def test_a_gateway_alias_an_encoded_arn_and_a_context_variant_are_taken(model: str) -> None:
+    """A LiteLLM or local server's alias with spaces, a URL-encoded Bedrock ARN and Claude Code's
+    ``[1m]`` variant are real ids: each was refused as "cannot be a model id" (fx5)."""
+    assert SessionConfig(model=model).model == model
 
 
 KEY = "sk-ant-api03-" + "AbCdEfGh12345678" * 5
@@ -74,3 +81,20 @@ def test_a_secret_given_as_the_model_is_refused_without_showing_it(model: str) -
     said = str(caught.value)
     assert "AbCdEfGh12345678" not in said and "Zx9Zx9Zx9" not in said, said
     assert "API key, not a model id" in said or "characters)" in said, said
+
+
+@pytest.mark.parametrize("model", ["Bearer " + KEY, "x-api-key sk-proj-" + "AbCdEfGh12345678" * 3,
+                                   "token ghp_" + "AbCdEfGh12345678" * 2, "hf_" + "AbCdEfGh12345678" * 2,
+                                   "AKIAIOSFODNN7EXAMPLE AbCdEfGh12345678AbCdEfGh12345678",
+                                   "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.AbCdEfGh12345678"])
+def test_a_header_or_token_pasted_as_the_model_is_refused_without_showing_it(model: str) -> None:
+    """Spaces are taken inside an id (a gateway's alias): a pasted ``Bearer sk-ant-…`` header passed,
+    and the unpriced-model notice and ``%agent config`` showed the key in the saved notebook (rev-fx5)."""
+    with pytest.raises(ValueError) as caught:
+        SessionConfig(model=model)
+    assert "AbCdEfGh12345678" not in str(caught.value) and "API key, not a model id" in str(caught.value)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o (EU)", "Token Saver", "Basic Chat EU", "hf_llama", "Bearer"])
+def test_an_alias_with_parentheses_or_an_auth_word_is_still_a_model_id(model: str) -> None:
+    assert SessionConfig(model=model).model == model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Iterator
 
 import pytest
 
+from nbagent.engine.disk import own_imports
 from nbagent.engine.disk.own_imports import FolderImportBlocked, installed_only
 
 PLANTED = "nbagent_test_planted_optional_dependency"
@@ -84,3 +86,97 @@ def test_marked_imports_still_work_after_the_module_is_reloaded(tmp_path: Path) 
     run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr[-1500:]
     assert run.stdout.strip() == "1"  # one finder on sys.meta_path
+
+
+def _plant(folder: Path, name: str = PLANTED) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    ran = folder / "ran.txt"
+    (folder / f"{name}.py").write_text(f"open({str(ran)!r}, 'a').write('ran')\n")
+    return ran
+
+
+@pytest.mark.parametrize("entry", ["..", "../", "lib"])
+def test_a_module_in_a_relative_entry_of_sys_path_is_not_imported(tmp_path: Path, entry: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A received ``../pyarrow.py`` (or ``lib/pyarrow.py``) a cell put on ``sys.path`` as ``..``."""
+    (tmp_path / "notebook").mkdir()
+    ran = _plant(tmp_path / "lib" if entry == "lib" else tmp_path)
+    monkeypatch.chdir(tmp_path / "notebook" if entry != "lib" else tmp_path)
+    monkeypatch.setattr(sys, "path", [*sys.path, entry])
+    monkeypatch.delitem(sys.modules, PLANTED, raising=False)
+    with installed_only(), pytest.raises(FolderImportBlocked):
+        importlib.import_module(PLANTED)
+    assert not ran.exists()
+
+
+def test_the_start_folder_on_sys_path_is_refused_after_cd_without_the_directory_history(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher's absolute entry for the start folder, after ``%cd`` (and ``%reset -f``, which
+    clears ``_dh``): nothing told :func:`also_refuse` about it."""
+    ran = _plant(tmp_path / "start")
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path / "data")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path / "start"), str(tmp_path / "elsewhere")])
+    monkeypatch.delitem(sys.modules, PLANTED, raising=False)
+    with installed_only(), pytest.raises(FolderImportBlocked):
+        importlib.import_module(PLANTED)
+    assert not ran.exists()
+
+
+def test_a_module_in_site_packages_a_pth_folder_or_pythonpath_is_still_imported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the user installed: a site-packages folder, an editable install's ``.pth`` folder, PYTHONPATH."""
+    import site
+
+    site_packages, editable, named = tmp_path / "site-packages", tmp_path / "src", tmp_path / "named"
+    for folder, name in ((site_packages, "nbagent_test_in_site"), (editable, "nbagent_test_editable"),
+                         (named, "nbagent_test_pythonpath")):
+        _plant(folder, name)
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    (site_packages / "_editable_impl_x.pth").write_text(f"# editable\n{editable}\n")
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(site_packages)])
+    monkeypatch.setattr(own_imports, "_start_pythonpath", lambda: str(named), raising=False)  # as the kernel started
+    monkeypatch.setenv("PYTHONPATH", str(named))  # (the code before rev-fx5 read it here)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site_packages), str(editable), str(named)])
+    with installed_only():
+        for name in ("nbagent_test_in_site", "nbagent_test_editable", "nbagent_test_pythonpath"):
+            importlib.import_module(name)
+            sys.modules.pop(name)
+
+
+def test_a_folder_a_cell_names_in_pythonpath_after_start_is_not_trusted(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.environ["PYTHONPATH"] = os.path.abspath("..")`` (for a subprocess) beside ``sys.path.append``:
+    Python read PYTHONPATH as it started, and so does the trusted list."""
+    ran = _plant(tmp_path / "received")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "received"))
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path / "received")])
+    monkeypatch.delitem(sys.modules, PLANTED, raising=False)
+    with installed_only(), pytest.raises(FolderImportBlocked):
+        importlib.import_module(PLANTED)
+    assert not ran.exists()
+
+
+def test_sys_path_is_judged_once_not_at_each_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each marked import judged every ``sys.path`` entry again (a ``realpath`` each, three times): 165 ms
+    of a warm-up's 123 imports, 400 ms with a conda-sized ``sys.path``."""
+    from importlib.machinery import PathFinder
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [*sys.path, *(str(tmp_path / f"extra{i}") for i in range(30))])
+    spec = PathFinder.find_spec("json")
+    assert spec is not None
+    own_imports._not_from_the_folder("json", spec, None)
+    calls: list[str] = []
+    realpath = os.path.realpath
+
+    def counted(path: str, **kwargs: bool) -> str:
+        calls.append(path)
+        return realpath(path, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", counted)
+    for _ in range(10):
+        assert own_imports._not_from_the_folder("json", spec, None) is spec
+    assert len(calls) < 10 * 5, len(calls)  # the working folder's, Python's prefixes: not each entry

@@ -146,3 +146,68 @@ def test_finding_an_unfinished_run_reads_only_the_head_of_each_long_conversation
 
     assert unfinished.unfinished_session(tmp_path, FIRST) == "20261207-110000-1-1"
     assert unfinished.unfinished_session(tmp_path, OTHER) is None
+
+
+def test_a_run_whose_kernel_was_killed_before_it_wrote_anything_is_not_called_new_or_edited(ip, headless, tmp_path):  # noqa: F811
+    """Before (fx5): a kernel killed as the run began leaves a session folder holding only its lock
+    file (no conversation, no index): the next headless run said "a new or edited cell"."""
+    from nbagent.notebook.document.replay import sessions_dir
+
+    cell(ip, OTHER)  # another cell's finished, recorded run: the folder has records
+    restart(magics_mod.active_magics())
+    killed = sessions_dir(tmp_path) / "20261207-101010-4242-1"
+    killed.mkdir(parents=True)
+    (killed / "nbagent.lock").write_text("4242")  # its writer's pid; no process holds the lock now
+
+    out = cell(ip, FIRST)
+
+    assert "a new or edited cell" not in out and "stopped before it wrote anything" in out, out
+    assert "20261207-101010-4242-1" in out and out.index("stopped before") < out.index("(simulated model)")
+
+
+def test_a_session_a_live_writer_holds_is_never_called_stopped(tmp_path):  # noqa: F811
+    import fcntl
+    import os
+
+    from nbagent.engine.disk.task_lock import left_by_a_dead_writer
+
+    folder = tmp_path / "20261207-101010-4242-1"
+    folder.mkdir()
+    (folder / "nbagent.lock").write_text("4242")
+    assert left_by_a_dead_writer(folder)
+    fd = os.open(folder / "nbagent.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another kernel's live session (its own open file)
+        assert not left_by_a_dead_writer(folder)
+    finally:
+        os.close(fd)
+    assert not left_by_a_dead_writer(tmp_path)  # no lock file: nothing stopped there
+
+
+def test_a_session_left_idle_after_reset_by_a_killed_kernel_is_not_said_to_have_begun_a_run(ip, headless, tmp_path):  # noqa: F811
+    """``%agent reset`` makes the next session's folder (its lock only) at once; the kernel killed while idle
+    (a cell's out-of-memory) leaves it so. Before (rev-fx5): a new cell's line said that session was killed
+    "as a run began" and "may have been this cell's run"."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    cell(ip, OTHER)
+    restart(magics_mod.active_magics())
+    code = ("from IPython.testing.globalipapp import start_ipython\nip = start_ipython()\n"
+            "ip.run_cell('%load_ext nbagent')\nip.run_cell('%agent reset')\nprint('RESET-DONE', flush=True)\n"
+            "import time\nwhile True: time.sleep(1)\n")
+    env = {**os.environ, "NBAGENT_NO_WARMUP": "1"}
+    kernel = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert kernel.stdout is not None
+        assert "RESET-DONE\n" in iter(kernel.stdout.readline, ""), "the kernel ended before its reset"  # EOF ends it
+    finally:
+        kernel.send_signal(signal.SIGKILL)
+        kernel.wait(timeout=60)
+
+    out = cell(ip, FIRST)
+
+    assert "stopped before it wrote anything" in out and "while idle after %agent reset" in out, out
+    assert "as a run began;" not in out and "may have been this cell's run" not in out, out
