@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from nbagent.engine.loop.facts import FACTS_TAG
@@ -117,6 +117,8 @@ class Variable:
     name: str
     type: str
     columns: tuple[str, ...] = ()
+    described: str = ""
+    """The facts' indented lines under it (an object's ``_repr_llm_`` text, a figure's axes), joined."""
 
 
 @dataclass
@@ -180,6 +182,10 @@ def _read_facts(text: str, view: KernelView) -> None:
             current = var.name
         elif current is not None and line.startswith("    ") and ("EMPTY" in line or line.strip() == "(no rows)"):
             view.empty[current] = line.strip()
+        elif current is not None and line.startswith("    ") and current in view.variables:
+            # what the model is told of an object it cannot inspect by its repr (`_repr_llm_`)
+            known = view.variables[current]
+            view.variables[current] = replace(known, described=f"{known.described}\n{line.strip()}".strip())
         elif line.startswith("Left out ("):  # a diff says it only when it changed: it replaces the last
             view.left_out = set(_LEFT_OUT_NAMES.findall(_LEFT_OUT.sub("", line)))
         elif line.startswith("Removed variables: "):

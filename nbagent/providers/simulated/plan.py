@@ -22,7 +22,7 @@ from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame, words_joined
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
-from .messages import KernelView
+from .messages import KernelView, Variable
 from .plots import ABOUT_A_PLOT, ASKS_FOR_A_PLOT, plot_steps, why_empty
 from .readers import result_of
 from .selection import fill_stat, rows_condition
@@ -69,6 +69,11 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     steps: list[Step] = []
     notes: list[str] = []
     asked = frames.intents(prompt)
+    if known is not None and not is_frame and known.described and not (show or asked or _stats(prompt)
+                                                                          or ASKS_FOR_A_PLOT.search(prompt)):
+        # An object the facts describe (its `_repr_llm_`): that text is the answer; running `exp`
+        # would show its default repr, `<__main__.Experiment at 0x…>`, and the answer quoted that.
+        return [], [described_note(known)]
     if (show and not frames.SHOWS_ROWS & set(asked)) or (not asked and not ASKS_FOR_A_PLOT.search(prompt)
                                                         and not _stats(prompt)):
         steps.append(Step("python", {"code": f"{name}.head()" if is_frame and known else name}, f"look at `{name}`"))
@@ -93,6 +98,12 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     numeric = frame.numeric() if frame.dtypes is not None else None
     steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows) for stat in stats]
     return steps, notes
+
+
+def described_note(known: Variable) -> str:
+    """The sentence answering a question about an object from what the kernel facts say of it."""
+    what = "; ".join(known.described.split("\n"))
+    return f"`{known.name}` ({known.type}), as the kernel context describes it to me: {what}"
 
 
 _STAT_ASKED = re.compile(rf"\b(?:{'|'.join(statistics.STATS)})\b", re.I)
