@@ -34,3 +34,16 @@ def test_a_question_about_an_object_is_answered_from_its_llm_repr() -> None:
 def test_asking_to_show_the_object_still_runs_it() -> None:
     blocks = _reply_to("show `exp`")
     assert any(getattr(b, "name", None) == "python" for b in blocks), blocks
+
+
+def test_a_backticked_column_of_a_listed_frame_is_not_run_as_a_variable() -> None:
+    # before (nb27): "the total of `units` in `sales`" ran `units.dtypes` and `sum(units)` (two
+    # NameErrors) before `sales["units"].sum()`, and the answer quoted both failures under the total
+    import pandas as pd
+
+    prompt = "what is the total of `units` in `sales`? use python"
+    facts, _ = context_text(shell_with(sales=pd.DataFrame({"region": ["N", "S"], "units": [3, 4]})), prompt)
+    request = {"model": "claude-sonnet-5-5", "max_tokens": 1000, "tools": [PYTHON], "messages": [
+        {"role": "user", "content": [{"type": "text", "text": prompt}, {"type": "text", "text": facts}]}]}
+    calls = [b for b in DemoBrain()(request).content if getattr(b, "name", None) == "python"]  # type: ignore[arg-type]
+    assert calls and "sales" in str(calls[0].input["code"]) and "units" in str(calls[0].input["code"]), calls  # type: ignore[union-attr]

@@ -123,7 +123,10 @@ def _stats(prompt: str) -> list[str]:
 
 
 def _names(words: str, view: KernelView) -> list[str]:
-    names = _BACKTICKED.findall(words)
+    columns = {c for v in view.frames() for c in v.columns}
+    # "the total of `units` in `sales`": a column of a frame the facts list, not a variable (it ran
+    # `units.dtypes` and `sum(units)`, two NameErrors, and quoted both under the right answer)
+    names = [n for n in _BACKTICKED.findall(words) if n in view.variables or n not in columns]
     common = [n for n in _COMMON_NAMES.findall(words) if n in view.variables or not view.variables]
     return list(dict.fromkeys(names + common))
 
