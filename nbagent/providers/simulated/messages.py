@@ -186,19 +186,29 @@ def _read_facts(text: str, view: KernelView) -> None:
             # what the model is told of an object it cannot inspect by its repr (`_repr_llm_`)
             known = view.variables[current]
             view.variables[current] = replace(known, described=f"{known.described}\n{line.strip()}".strip())
-        elif line.startswith("Left out ("):  # a diff says it only when it changed: it replaces the last
-            view.left_out = set(_LEFT_OUT_NAMES.findall(_LEFT_OUT.sub("", line)))
-        elif line.startswith("Removed variables: "):
-            for name in line[len("Removed variables: "):].split(", "):
-                view.variables.pop(name.strip(), None)
-                view.empty.pop(name.strip(), None)
-        elif line.startswith("Last error"):
-            block = []
-            for later in lines[i + 1:]:
-                if not later.startswith("  "):
-                    break
-                block.append(later)
-            view.last_error = textwrap.dedent("\n".join(block))
+        elif not line.startswith("    "):
+            # the variable's block ends here: a recent cell's indented code ("      return 2") or a
+            # traceback's lines are not its description (`m`'s answer quoted another cell's code)
+            current = None
+            _read_section(lines, i, view)
+
+
+def _read_section(lines: list[str], i: int, view: KernelView) -> None:
+    """Line ``i`` of the facts, outside the variables' blocks: what it says of the notebook, if anything."""
+    line = lines[i]
+    if line.startswith("Left out ("):  # a diff says it only when it changed: it replaces the last
+        view.left_out = set(_LEFT_OUT_NAMES.findall(_LEFT_OUT.sub("", line)))
+    elif line.startswith("Removed variables: "):
+        for name in line[len("Removed variables: "):].split(", "):
+            view.variables.pop(name.strip(), None)
+            view.empty.pop(name.strip(), None)
+    elif line.startswith("Last error"):
+        block = []
+        for more in lines[i + 1:]:
+            if not more.startswith("  "):
+                break
+            block.append(more)
+        view.last_error = textwrap.dedent("\n".join(block))
 
 
 def kernel_view(messages: Sequence[MessageLike]) -> KernelView:
