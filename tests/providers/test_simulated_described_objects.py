@@ -112,3 +112,10 @@ def test_a_backticked_column_with_its_frame_named_in_words_is_read_from_that_fra
     # two frames have `units`, neither named: no guess
     blocks = _reply_with("what is the mean of `units`?", sales=sales, stock=stock)
     assert not any(getattr(b, "name", None) == "python" for b in blocks), blocks
+
+
+def test_describe_the_object_is_answered_from_its_llm_repr() -> None:
+    # before (rev-nb27): "describe `exp`" (a DataFrame's intent) got the "no rule matched" reply
+    text = " ".join(str(getattr(b, "text", "")) for b in _reply_to("describe `exp`"))
+    assert "best loss 0.31 at run 7" in text, text
+

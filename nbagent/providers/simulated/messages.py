@@ -174,23 +174,28 @@ def _read_facts(text: str, view: KernelView) -> None:
         view.empty.clear()
         view.left_out.clear()
     current: str | None = None  # the variable the indented lines below it describe
+    # what the model is told of an object it cannot inspect by its repr (`_repr_llm_`): collected,
+    # then set once (a new Variable per line took 94 ms for 4,000 lines of facts, each request)
+    told: dict[str, list[str]] = {}
     for i, line in enumerate(lines):
         var = _variable(line)
         if var is not None:
             view.variables[var.name] = var
             view.empty.pop(var.name, None)  # described again: empty only if these lines say so
             current = var.name
+            told[current] = []
         elif current is not None and line.startswith("    ") and ("EMPTY" in line or line.strip() == "(no rows)"):
             view.empty[current] = line.strip()
-        elif current is not None and line.startswith("    ") and current in view.variables:
-            # what the model is told of an object it cannot inspect by its repr (`_repr_llm_`)
-            known = view.variables[current]
-            view.variables[current] = replace(known, described=f"{known.described}\n{line.strip()}".strip())
+        elif current is not None and line.startswith("    "):
+            told[current].append(line.strip())
         elif not line.startswith("    "):
             # the variable's block ends here: a recent cell's indented code ("      return 2") or a
             # traceback's lines are not its description (`m`'s answer quoted another cell's code)
             current = None
             _read_section(lines, i, view)
+    for name, said in told.items():
+        if said and name in view.variables:
+            view.variables[name] = replace(view.variables[name], described="\n".join(said))
 
 
 def _read_section(lines: list[str], i: int, view: KernelView) -> None:

@@ -77,8 +77,9 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     steps: list[Step] = []
     notes: list[str] = []
     asked = frames.intents(prompt)
-    if (known is not None and known.described and known.type not in _VALUE_TYPES
-            and not (show or asked or _stats(prompt) or ASKS_FOR_A_PLOT.search(prompt) or _RUN.search(prompt))):
+    # ("describe `exp`" is a frame's intent, of no use to another object: its text describes it)
+    if (known is not None and not is_frame and known.described and known.type not in _VALUE_TYPES
+            and not (show or _stats(prompt) or ASKS_FOR_A_PLOT.search(prompt) or _RUN.search(prompt))):
         # An object the facts describe (its `_repr_llm_`): that text is the answer; running `exp`
         # would show its default repr, `<__main__.Experiment at 0x…>`, and the answer quoted that.
         return [], [described_note(known)]
