@@ -119,3 +119,14 @@ def test_describe_the_object_is_answered_from_its_llm_repr() -> None:
     text = " ".join(str(getattr(b, "text", "")) for b in _reply_to("describe `exp`"))
     assert "best loss 0.31 at run 7" in text, text
 
+
+
+def test_a_left_out_variable_named_like_a_column_is_still_a_variable() -> None:
+    # before (rev-nb27): `units`, a variable the facts name only in "Left out", was dropped as
+    # `sales`' column: "what is `units`?" got the no-rule reply instead of a look at it
+    facts = ("<kernel-state>\nUser variables:\n  - sales: DataFrame (shape (2, 2), columns ['region', 'units'])\n"
+             "Left out (the kernel context's token budget; ask the python tool for them): units\n</kernel-state>")
+    request = {"model": "claude-sonnet-5-5", "max_tokens": 1000, "tools": [PYTHON], "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "what is `units`?"}, {"type": "text", "text": facts}]}]}
+    calls = [b for b in DemoBrain()(request).content if getattr(b, "name", None) == "python"]  # type: ignore[arg-type]
+    assert calls and calls[0].input["code"] == "units", calls  # type: ignore[union-attr]
