@@ -130,3 +130,13 @@ def test_a_left_out_variable_named_like_a_column_is_still_a_variable() -> None:
         {"role": "user", "content": [{"type": "text", "text": "what is `units`?"}, {"type": "text", "text": facts}]}]}
     calls = [b for b in DemoBrain()(request).content if getattr(b, "name", None) == "python"]  # type: ignore[arg-type]
     assert calls and calls[0].input["code"] == "units", calls  # type: ignore[union-attr]
+
+
+def test_two_described_objects_are_each_quoted_in_their_own_block() -> None:
+    # before (rev-nb27's first fix): the notes joined with a space put "`b` (E), …" on the closing
+    # fence's line, which then did not close: `b`'s sentence was shown as `a`'s text
+    from nbagent.notebook.view.safe import markdown_html
+
+    text = " ".join(str(getattr(b, "text", "")) for b in _reply_with("what are `a` and `h`?", a=Experiment(), h=Hostile()))
+    html = markdown_html(text)
+    assert html.count("<pre>") == 2 and "<code>h</code> (Hostile)" in html, html

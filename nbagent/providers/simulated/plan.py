@@ -112,7 +112,8 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
 def described_note(known: Variable) -> str:
     """The answer to a question about an object from what the kernel facts say of it: the object's
     own text, quoted in a fence (its lines kept, its Markdown or a "■ done" line not rendered as ours)."""
-    return f"`{known.name}` ({known.type}), as the kernel context describes it to me:\n\n{fenced(known.described)}"
+    # the blank line after it: notes are joined with a space, and "``` `b` (E), …" does not close a fence
+    return f"`{known.name}` ({known.type}), as the kernel context describes it to me:\n\n{fenced(known.described)}\n\n"
 
 
 _STAT_ASKED = re.compile(rf"\b(?:{'|'.join(statistics.STATS)})\b", re.I)
@@ -232,7 +233,7 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, JSONValue]], view: Kernel
         notes.append(NO_NOTEBOOK_TOOLS)
     if not steps and not notes and ABOUT_A_PLOT.search(prompt):
         notes += why_empty(view)
-    return _named_for(tools, Plan(_unique(steps), " ".join(notes)))
+    return _named_for(tools, Plan(_unique(steps), " ".join(notes).strip()))
 
 
 __all__ = ["plan"]
