@@ -22,11 +22,12 @@ from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame, words_joined
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
-from .messages import KernelView
+from .messages import KernelView, Variable
 from .plots import ABOUT_A_PLOT, ASKS_FOR_A_PLOT, plot_steps, why_empty
 from .readers import result_of
 from .selection import fill_stat, rows_condition
 from .step import Call, Plan, Step, argument
+from .summary import fenced
 
 _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:csv|tsv|txt|md|json|jsonl|py|log|ya?ml|toml|ini|xml|html))\b")
 # Paths (a traceback's "/site-packages/pandas/core/frame.py") are not variable names.
@@ -38,6 +39,13 @@ _SHOW = re.compile(r"\b(what(?:'s| is) in|show|look at|inspect|preview|peek|head
 # A minus needs spaces around it, so that dates and ranges (2024-01-05) are not taken for sums.
 _ARITHMETIC = re.compile(r"[-(]*\d+(?:\.\d+)?\)*(?:(?:\s*(?:\*\*|[+*/%^x×])\s*|\s+-\s+)[-(]*\d+(?:\.\d+)?\)*)+")
 _FRAME_TYPES = frozenset({"DataFrame"})
+# Values the kernel context shows a preview of (a list's first items, a Series' first rows, a
+# figure's axes): asked "what is `xs`?", their own repr is the answer, so they are still run; only
+# another object's facts (its `_repr_llm_`) answer a question about it.
+_VALUE_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int", "float", "complex",
+                          "bool", "range", "Series", "Index", "ndarray", "Figure", "Axes", "DataFrame"})
+_RUN = re.compile(r"\b(?:print|run|call|execute|evaluate|use python)\b", re.I)
+"""Words asking for the object to be run, not described."""
 NO_NOTEBOOK_TOOLS = ("I cannot read the notebook here: the notebook tools (notebook_read, notebook_edit, notebook_run) "
                      "are offered only while JupyterLab or Notebook 7 with nbagent's extension is connected.")
 
@@ -69,6 +77,12 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     steps: list[Step] = []
     notes: list[str] = []
     asked = frames.intents(prompt)
+    # ("describe `exp`" is a frame's intent, of no use to another object: its text describes it)
+    if (known is not None and not is_frame and known.described and known.type not in _VALUE_TYPES
+            and not (show or _stats(prompt) or ASKS_FOR_A_PLOT.search(prompt) or _RUN.search(prompt))):
+        # An object the facts describe (its `_repr_llm_`): that text is the answer; running `exp`
+        # would show its default repr, `<__main__.Experiment at 0x…>`, and the answer quoted that.
+        return [], [described_note(known)]
     if (show and not frames.SHOWS_ROWS & set(asked)) or (not asked and not ASKS_FOR_A_PLOT.search(prompt)
                                                         and not _stats(prompt)):
         steps.append(Step("python", {"code": f"{name}.head()" if is_frame and known else name}, f"look at `{name}`"))
@@ -95,6 +109,13 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     return steps, notes
 
 
+def described_note(known: Variable) -> str:
+    """The answer to a question about an object from what the kernel facts say of it: the object's
+    own text, quoted in a fence (its lines kept, its Markdown or a "■ done" line not rendered as ours)."""
+    # the blank line after it: notes are joined with a space, and "``` `b` (E), …" does not close a fence
+    return f"`{known.name}` ({known.type}), as the kernel context describes it to me:\n\n{fenced(known.described)}\n\n"
+
+
 _STAT_ASKED = re.compile(rf"\b(?:{'|'.join(statistics.STATS)})\b", re.I)
 """A statistic's word: a condition is of its rows only in the words that ask it."""
 
@@ -112,9 +133,22 @@ def _stats(prompt: str) -> list[str]:
 
 
 def _names(words: str, view: KernelView) -> list[str]:
-    names = _BACKTICKED.findall(words)
+    columns = {c for v in view.frames() for c in v.columns}
+    # "the total of `units` in `sales`": a column of a frame the facts list, not a variable (it ran
+    # `units.dtypes` and `sum(units)`, two NameErrors, and quoted both under the right answer)
+    names = [n for n in _BACKTICKED.findall(words) if n in view.variables or n in view.left_out or n not in columns]
     common = [n for n in _COMMON_NAMES.findall(words) if n in view.variables or not view.variables]
     return list(dict.fromkeys(names + common))
+
+
+def _frame_of_columns(words: str, view: KernelView) -> list[str]:
+    """The listed frame whose columns the prompt names in backticks, not naming it in backticks ("the
+    mean of `units` in sales"): the one the words name, else the only one having them; none when
+    two frames have them and the words name neither (not a guess)."""
+    asked = [n for n in _BACKTICKED.findall(words) if n not in view.variables]
+    having = [v.name for v in view.frames() if asked and all(c in v.columns for c in asked)]
+    named = [n for n in having if re.search(rf"\b{re.escape(n)}\b", words)]
+    return named[:1] or (having if len(having) == 1 else [])
 
 
 def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: list[str],
@@ -122,7 +156,10 @@ def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: 
     # File names are not variables: `data.csv` must not make `data` a name to inspect.
     words = _PATH.sub(" ", _FILE.sub(" ", prompt))
     names, show = _names(words, view), bool(_SHOW.search(words))
-    if not names and (frames.intents(prompt) or ASKS_FOR_A_PLOT.search(prompt)):
+    by_column = [] if names else _frame_of_columns(words, view)
+    if by_column:
+        names, show = by_column, False
+    elif not names and (frames.intents(prompt) or ASKS_FOR_A_PLOT.search(prompt)):
         names, show = _implicit_frame(words, view, loaded, earlier), False  # the facts already say what it is
     steps: list[Step] = []
     notes: list[str] = []
@@ -196,7 +233,7 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, JSONValue]], view: Kernel
         notes.append(NO_NOTEBOOK_TOOLS)
     if not steps and not notes and ABOUT_A_PLOT.search(prompt):
         notes += why_empty(view)
-    return _named_for(tools, Plan(_unique(steps), " ".join(notes)))
+    return _named_for(tools, Plan(_unique(steps), " ".join(notes).strip()))
 
 
 __all__ = ["plan"]
