@@ -40,11 +40,6 @@ class Frame:
     taken: frozenset[str] = frozenset()
     """The notebook's variable names (the facts'): a name the code makes must not overwrite one."""
 
-    def free_name(self, base: str) -> str:
-        """``base`` ("sales_selected"), or ``base_2``, ``base_3`` … when the user has that variable."""
-        names = (base if k == 1 else f"{base}_{k}" for k in range(1, len(self.taken) + 2))
-        return next(n for n in names if n not in self.taken)
-
     def numeric(self) -> list[str]:
         return [c for c, t in (self.dtypes or {}).items() if readers.is_numeric(t)]
 

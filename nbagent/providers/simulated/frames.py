@@ -245,35 +245,22 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     spent = with_spent(frame, prompt if rows is None else about)  # a condition's column is not what was spent
     if rows is None and spent is None:
         return made
-    setup = ""
-    if rows is not None and spent is not None:
-        # what those rows spent, written on them as a person would (not the whole frame's columns,
-        # right only by index alignment)
-        selected = frame.free_name(f"{frame.name}_selected")  # never one of the user's variables
-        setup = f"{selected} = {frame.name}[{rows.mask}]\n"
-        frame = replace(frame, name=selected)
-        spent = with_spent(frame, about) or spent
-    elif rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
-        frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
-    if rows is not None:
-        notes.append(f"among the rows with {rows.said}")
     if spent is not None:  # "which customer spent the most": price × quantity, not the prices
         frame = replace(frame, name=f"{frame.name}.assign(spent={spent.code})", columns=(*frame.columns, "spent"),
                         dtypes={**(frame.dtypes or {}), "spent": "float64"})
         # said first, so that it is what is totalled (not a price named earlier: "sort by price. Who spent most?")
         about = f"spent: {spent.named_in(about)}"
+    if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
+        # after the assign: spent is made on the whole frame, then the rows selected, and no name is
+        # assigned, so none of the user's variables (the facts list 40 at most) can be overwritten
+        frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
+        notes.append(f"among the rows with {rows.said}")
+    if spent is not None:
         notes.append(spent.said)
     within = _SKILLS[intent][1](frame, about)
     if isinstance(within, str):
         return within
-    return [_after(setup, _chained(_saying(step, ", ".join(notes)), frame.name)) for step in within]
-
-
-def _after(setup: str, step: Step) -> Step:
-    """``step`` whose code runs after ``setup`` (a line naming the selected rows), in the same cell."""
-    if not setup or "code" not in step.input:
-        return step
-    return replace(step, input={**step.input, "code": f"{setup}{step.input['code']}"})
+    return [_chained(_saying(step, ", ".join(notes)), frame.name) for step in within]
 
 
 def _chained(step: Step, source: str) -> Step:
