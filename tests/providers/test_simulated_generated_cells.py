@@ -59,7 +59,7 @@ async def test_the_selected_rows_never_overwrite_a_users_variable_of_that_name(t
     agent = agent_with(ns, tmp_path)
     codes, _ = await codes_and_answer(agent, "Which customer spent the most for quantity above 1 in `sales`?")
     # before: sales_selected = sales[…], the user's own sales_selected replaced without a word
-    assert codes[-1].startswith('(sales.assign(spent=sales["price"] * sales["quantity"])[sales["quantity"] > 1]\n')
+    assert codes[-1].startswith('(sales.assign(spent=sales["price"] * sales["quantity"])\n .loc[sales["quantity"] > 1]\n')
     assert not assigned(codes) and ns["sales_selected"] is mine
 
 

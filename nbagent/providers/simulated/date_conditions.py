@@ -8,6 +8,7 @@ The rows are selected, or counted when "how many" is asked; the date column must
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from . import readers, selection
 from .columns import Frame, column, literal, without_frame, wrapped
@@ -15,10 +16,17 @@ from .step import Step
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")
-_DAY = r"\d{4}-\d{2}-\d{2}"
+# a day as people write it: 2024-02-01, "Feb 1, 2024", "February 1st 2024", "1 March 2024", "1st of Mar. 2024"
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_NTH = r"\d{1,2}(?:st|nd|rd|th)?"
+_DAY = (rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+{_NTH},?\s+\d{{4}}|{_NTH}\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})"
+        r"(?![\w-])")
+_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
 _RANGE = (rf"\bbetween\s+(?P<start>{_DAY})\s+and\s+(?P<end>{_DAY})"
           rf"|\b(?P<op>on\s+or\s+after|on\s+or\s+before|after|since|before|until)\s+(?P<day>{_DAY})"
-          rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b")
+          rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b"
+          r"|\bin\s+(?:q(?P<quarter>[1-4])|the\s+(?P<nth>first|second|third|fourth)\s+quarter\s+of)\s+(?P<qyear>\d{4})\b"
+          r"|\bin\s+(?:the\s+year\s+)?(?P<year_only>(?:19|20)\d{2})(?![\w./-]|,\d)")
 DATE_ROWS = re.compile(rf"\b(?P<verb>show|list|display|find|get|filter|select|give me|which|how many|count)\b"
                        rf"[^.?!\n]{{0,200}}?(?:{_RANGE})", re.I)
 """"Show the orders between 2024-01-01 and 2024-02-15", "how many orders after 2024-02-01",
@@ -27,17 +35,40 @@ _RANGE_AT = re.compile(_RANGE, re.I)
 _OPS = {"after": ">", "since": ">=", "on or after": ">=", "before": "<", "until": "<=", "on or before": "<="}
 
 
+def _iso(said: str) -> str:
+    """A day as written ("Feb 1, 2024", "1st March 2024") in ISO form, as the code compares it
+    (2024-02-01); as written when it is no calendar day (pandas then says why)."""
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", said)
+    if m is None:
+        day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b", said)
+        month = re.search(r"[a-z]+", said, re.I)
+        year = re.search(r"\d{4}", said)
+        m_no = next((i + 1 for i, n in enumerate(_MONTHS) if month and n.startswith(month.group(0).lower()[:3])), 0)
+        parts = (int(year.group(0)), m_no, int(day.group(1))) if day and year and m_no else None
+    else:
+        parts = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    try:
+        return date(*parts).isoformat() if parts else said
+    except ValueError:
+        return said
+
+
 def _mask(of: str, m: re.Match[str]) -> tuple[str, str]:
     """The mask code of the range ``m`` says on the column ``of``, and how the answer says it."""
     # a date said is a whole day: 2024-02-15 18:00 is "until 2024-02-15", not "after 2024-02-15", so
     # the times are dropped (.dt.normalize()) where comparing with the day's midnight would miss them
     day = f"{of}.dt.normalize()"
     if m.group("start"):
-        start, end = m.group("start"), m.group("end")
+        start, end = _iso(m.group("start")), _iso(m.group("end"))
         return f"{day}.between({literal(start)}, {literal(end)})", f"between {start} and {end} (both included)"
     if m.group("op"):
-        op = _OPS[re.sub(r"\s+", " ", m.group("op").lower())]
-        return f"{day if op in ('>', '<=') else of} {op} {literal(m.group('day'))}", f"{m.group('op').lower()} {m.group('day')}"
+        op, when = _OPS[re.sub(r"\s+", " ", m.group("op").lower())], _iso(m.group("day"))
+        return f"{day if op in ('>', '<=') else of} {op} {literal(when)}", f"{m.group('op').lower()} {when}"
+    if m.group("qyear"):  # "in Q1 2024", "in the first quarter of 2024"
+        quarter = m.group("quarter") or _QUARTER[m.group("nth").lower()]
+        return f"({of}.dt.year == {m.group('qyear')}) & ({of}.dt.quarter == {quarter})", f"in Q{quarter} {m.group('qyear')}"
+    if m.group("year_only"):  # "in 2023"
+        return f"{of}.dt.year == {m.group('year_only')}", f"in {m.group('year_only')}"
     month = _MONTHS.index(m.group("month").lower()) + 1
     if m.group("year"):  # not .dt.to_period("M"): it warns on a column with a time zone
         said = f"in {m.group('month').capitalize()} {m.group('year')}"

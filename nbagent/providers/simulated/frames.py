@@ -245,31 +245,34 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     spent = with_spent(frame, prompt if rows is None else about)  # a condition's column is not what was spent
     if rows is None and spent is None:
         return made
+    segments = [frame.name]  # the ranked frame's code, in the pieces a long cell is broken at
     if spent is not None:  # "which customer spent the most": price × quantity, not the prices
-        frame = replace(frame, name=f"{frame.name}.assign(spent={spent.code})", columns=(*frame.columns, "spent"),
-                        dtypes={**(frame.dtypes or {}), "spent": "float64"})
+        segments = [f"{frame.name}.assign(spent={spent.code})"]
+        frame = replace(frame, columns=(*frame.columns, "spent"), dtypes={**(frame.dtypes or {}), "spent": "float64"})
         # said first, so that it is what is totalled (not a price named earlier: "sort by price. Who spent most?")
         about = f"spent: {spent.named_in(about)}"
     if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
         # after the assign: spent is made on the whole frame, then the rows selected, and no name is
         # assigned, so none of the user's variables (the facts list 40 at most) can be overwritten
-        frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
+        segments = [*segments, f".loc[{rows.mask}]"] if spent is not None else [f"{frame.name}[{rows.mask}]"]
         notes.append(f"among the rows with {rows.said}")
     if spent is not None:
         notes.append(spent.said)
+    frame = replace(frame, name="".join(segments))
     within = _SKILLS[intent][1](frame, about)
     if isinstance(within, str):
         return within
-    return [_chained(_saying(step, ", ".join(notes)), frame.name) for step in within]
+    return [_chained(_saying(step, ", ".join(notes)), segments) for step in within]
 
 
-def _chained(step: Step, source: str) -> Step:
-    """A long pandas chain on ``source`` broken as people write it: in parentheses, a method a line."""
-    code = str(step.input.get("code", ""))
+def _chained(step: Step, segments: list[str]) -> Step:
+    """A long pandas chain on the source ``segments`` make broken as people write it: in
+    parentheses, a method a line."""
+    code, source = str(step.input.get("code", "")), "".join(segments)
     if len(code) <= 100 or not code.startswith(source):
         return step
     rest = code[len(source):]
-    return replace(step, input={**step.input, "code": f"({source}\n {rest})"})
+    return replace(step, input={**step.input, "code": "(" + "\n ".join([*segments, rest]) + ")"})
 
 
 def _saying(step: Step, note: str) -> Step:

@@ -20,6 +20,7 @@ from typing import Mapping, Sequence
 from ...engine.contracts.json_types import JSONValue
 from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame, words_joined
+from .date_conditions import date_condition, says_a_range
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
@@ -82,9 +83,11 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
         steps += plot_steps(frame, about)
     stats = _stats(prompt)
     # "the average price for quantity above 2": the statistic of those rows, quantity no value of it
-    rows = rows_condition(frame, prompt, _STAT_ASKED) if stats and is_frame else None
+    # "the total sales per region in March": of the rows in that range (which column holds dates is in the types)
+    rows = (rows_condition(frame, prompt, _STAT_ASKED) or date_condition(frame, prompt)) if stats and is_frame else None
     about = rows.cut_from(about) if rows else about
-    if stats and is_frame and not frame.looked and (not frame.columns or statistics.stat_needs_dtypes(about, frame.columns)):
+    if stats and is_frame and not frame.looked and (not frame.columns or says_a_range(about)
+                                                    or statistics.stat_needs_dtypes(about, frame.columns)):
         # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
         return [*steps, frame.look(quiet=True)], notes
     if frame.looked and "columns" not in frames.intents(prompt):

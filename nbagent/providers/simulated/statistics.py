@@ -8,7 +8,7 @@ import re
 from typing import Sequence
 
 from . import readers
-from .columns import column, literal, named
+from .columns import column, literal, named, wrapped
 from .derived import Spent, asks_value, row_value
 from .selection import Condition
 from .step import Step
@@ -75,9 +75,9 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     values = [c for c in chosen if c != by]
     if kind != "frame":
         return _of_sequence(name, stat, word, kind)
-    value = row_value(name, columns, numeric, prompt) if not values and rows is None else None
+    value = row_value(name, columns, numeric, prompt) if not values else None
     if value is not None:  # "the total sales per region": price × quantity, not each number column's total
-        return _of_value(name, stat, word, value, by)
+        return _of_value(name, stat, word, value, by, rows)
     among = f" for the rows with {rows.said}" if rows else ""
     within = f"{name}[{rows.mask}]" if rows else name
     if by and values:
@@ -100,16 +100,21 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
 
 
-def _of_value(name: str, stat: str, word: str, value: Spent, by: str | None) -> Step:
+def _of_value(name: str, stat: str, word: str, value: Spent, by: str | None, rows: Condition | None) -> Step:
     """The statistic of each row's value, price × quantity (the frame itself unchanged): per group
-    ``orders.assign(sales=…).groupby("region")["sales"].sum()``, else ``(…).mean()``."""
+    ``orders.assign(sales=…).groupby("region")["sales"].sum()``, else ``(…).mean()``; of the rows
+    meeting ``rows`` only (``orders.assign(sales=…)[orders["order_date"].dt.month == 3]…``)."""
     said = f"sales ({value.said})"
+    among = f" for the rows with {rows.said}" if rows else ""
     if by is None:
-        code, what = f"({value.code}).{stat}()", f"{word} of {said} of `{name}`"
+        code = wrapped(f"({value.code})[", rows.mask, f"].{stat}()") if rows else f"({value.code}).{stat}()"
+        what = f"{word} of {said} of `{name}`{among}"
         return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stat_said(what, out))
     source, chain = f"{name}.assign(sales={value.code})", f".groupby({literal(by)})[\"sales\"].{stat}()"
-    code = f"{source}{chain}" if len(source + chain) <= 100 else f"({source}\n {chain})"  # as people break it
-    what = f"{word} of {said} per {by} in `{name}`"
+    selected = f".loc[{rows.mask}]" if rows else ""
+    code = (f"{source}{selected}{chain}" if len(source + selected + chain) <= 100  # else broken as people break it
+            else f"({source}\n {selected}\n {chain})" if selected else f"({source}\n {chain})")
+    what = f"{word} of {said} per {by} in `{name}`{among}"
     return Step("python", {"code": code}, f"compute the {what}", reads=lambda out: _stats_said(what, out))
 
 

@@ -1,0 +1,74 @@
+"""The offline model on dates as people write them ("after Feb 1, 2024", "before 1 March 2024",
+"in Q1 2024", "in 2023") and on a statistic of a date range ("the total sales per region in
+March"): each cell run on a live frame and its answer checked against what pandas computes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from .test_simulated_rule_code import agent_with, codes_and_answer
+
+ORDERS = pd.DataFrame({
+    "customer": ["ann", "bob", "ann", "cy", "bob", "dee", "ann", "cy"],
+    "region": ["North", "South", "North", "East", "South", "North", "West", "East"],
+    "price": [12.0, 8.0, 15.0, 30.0, 12.0, 5.0, 9.0, 20.0],
+    "quantity": [2, 5, 1, 1, 3, 10, 4, 2],
+    "order_date": pd.to_datetime(["2024-01-05", "2024-02-10", "2024-03-01", "2023-12-20", "2024-02-28",
+                                  "2024-01-15", "2024-03-10", "2024-03-20"]),
+})
+"""Orders of price and quantity (no amount column), one of them in 2023, three in March."""
+WHEN = ORDERS["order_date"]
+
+
+async def test_the_total_sales_per_region_in_march_totals_march_only(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What are the total sales per region in March in `orders`?")
+    # main: every row's price × quantity totalled per region, "in March" dropped without a word (North 89.00)
+    march = (ORDERS["price"] * ORDERS["quantity"])[WHEN.dt.month == 3].groupby(ORDERS["region"]).sum()
+    assert dict(march) == {"East": 40.0, "North": 15.0, "West": 36.0}
+    assert "order_date in March (any year): East 40.00, North 15.00, West 36.00" in answer
+    assert ".loc[orders[\"order_date\"].dt.month == 3]" in codes[-1]
+
+
+async def test_a_statistic_of_a_column_in_a_year_is_of_that_years_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "What is the average price in `orders` in 2024?")
+    expected = ORDERS.loc[WHEN.dt.year == 2024, "price"].mean()
+    assert expected != ORDERS["price"].mean()
+    assert f"the mean price of `orders` for the rows with order_date in 2024 is {expected:.2f}" in answer
+
+
+@pytest.mark.parametrize(("prompt", "rows"), [
+    ("Show `orders` after Feb 1, 2024", WHEN > "2024-02-01"),
+    ("Show `orders` after February 1st 2024", WHEN > "2024-02-01"),
+    ("Show `orders` before 1 March 2024", WHEN < "2024-03-01"),
+    ("Show `orders` between Jan 5, 2024 and 28 Feb 2024", WHEN.between("2024-01-05", "2024-02-28")),
+    ("Show `orders` in Q1 2024", (WHEN.dt.year == 2024) & (WHEN.dt.quarter == 1)),
+    ("Show `orders` in the first quarter of 2024", (WHEN.dt.year == 2024) & (WHEN.dt.quarter == 1)),
+    ("Show `orders` in 2023", WHEN.dt.year == 2023),
+])
+async def test_a_date_as_people_write_it_selects_its_rows(tmp_path: Path, prompt: str, rows: pd.Series) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    # main: orders.head(), the first 5 rows whatever the date
+    assert codes[0] == "orders.dtypes" and codes[-1].startswith("orders[")
+    n = int(rows.sum())
+    assert 0 < n < len(ORDERS)
+    assert f"{n} {'row' if n == 1 else 'rows'} of `orders` {'has' if n == 1 else 'have'} order_date" in answer
+
+
+async def test_how_many_orders_in_a_quarter_counts_that_quarter(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many orders in `orders` in Q1 2024?")
+    # main: "I could not tell what to count"
+    n = int(((WHEN.dt.year == 2024) & (WHEN.dt.quarter == 1)).sum())
+    assert f"{n} rows of `orders` have order_date in Q1 2024" in answer
+
+
+async def test_a_number_after_in_that_is_no_year_is_no_date(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many rows of `orders` have price above 10?")
+    assert codes == ['(orders["price"] > 10).sum()']
