@@ -15,7 +15,7 @@ from . import readers, row_checks, selection, shares, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
 from .date_conditions import DATE_ROWS, date_condition, date_rows, says_a_range
-from .derived import PAID_ROWS, paid_rows, spends, with_spent
+from .derived import PAID_ROWS, paid_rows, sold, spends, with_spent
 from .groups import GROUP, largest_group, rows_counted, rows_per_period
 from .step import Step
 
@@ -121,6 +121,9 @@ def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
     (of a number column, "how many units were sold", its total); "how many orders are there" (the
     frame's own name) or "how many records": its rows; "how many sales does each region have": the
     rows per region; anything else in the clause ("how many people are older than 40") is unclear."""
+    if not any(c.lower() == frame.name.lower() for c in frame.columns):
+        # "how many orders per region" in `orders`: its rows (the name taken out left "how many per region")
+        prompt = re.sub(rf"\b(how many)\s+`?{re.escape(frame.name)}\b`?", r"\1 rows", prompt, flags=re.I)
     m = _HOW_MANY.search(without_frame(frame.name, prompt, frame.columns))
     period = _PER_PERIOD.search(m.group(0)) if m else None
     if period is not None and matches(period.group(1), frame.columns) is None:  # "how many orders per month"
@@ -243,14 +246,15 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     about, notes = without_frame(frame.name, prompt, frame.columns), []
     about = rows.cut_from(about) if rows is not None else about
     spent = with_spent(frame, prompt if rows is None else about)  # a condition's column is not what was spent
+    spent = spent or sold(frame, about)  # "which region sells most": price × quantity, not the prices
     if rows is None and spent is None:
         return made
     segments = [frame.name]  # the ranked frame's code, in the pieces a long cell is broken at
     if spent is not None:  # "which customer spent the most": price × quantity, not the prices
-        segments = [f"{frame.name}.assign(spent={spent.code})"]
-        frame = replace(frame, columns=(*frame.columns, "spent"), dtypes={**(frame.dtypes or {}), "spent": "float64"})
+        segments = [f"{frame.name}.assign({spent.col}={spent.code})"]
+        frame = replace(frame, columns=(*frame.columns, spent.col), dtypes={**(frame.dtypes or {}), spent.col: "float64"})
         # said first, so that it is what is totalled (not a price named earlier: "sort by price. Who spent most?")
-        about = f"spent: {spent.named_in(about)}"
+        about = f"{spent.col}: {spent.named_in(about)}"
     if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
         # after the assign: spent is made on the whole frame, then the rows selected, and no name is
         # assigned, so none of the user's variables (the facts list 40 at most) can be overwritten

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from . import readers
-from .columns import Frame, column, literal, matches, named, without_frame
+from .columns import Frame, column, literal, matches, named, variable_of, without_frame
 from .statistics import STAT_WORDS, STATS, said_rows, said_value, stat_step
 from .step import Step
 
@@ -130,7 +130,7 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     if frame.dtypes is not None:
         # not a CSV's dates read as text ("2024-01-05" each its own group), unless no other text column
         by = by or next((c for c in frame.text() if _date_rank(c) is None), next(iter(frame.text()), None))
-        said = [c for c in said if c in frame.numeric()] or frame.numeric()
+        said = [c for c in said if c in frame.numeric()] or frame.measures()  # not order_id's total
     if by is None or not said:
         if not frame.looked:
             return [frame.look(quiet=True)]
@@ -139,7 +139,7 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     step = (_count_step(frame.name, column(frame.name, by), by, order) if order.counted
             else _total_step(frame.name, literal(by), by, said[0], order))
     lacking = [w for w in words if w and w.lower() not in _NOT_A_GROUP and matches(w, frame.columns) is None]
-    return [_saying_the_group(step, frame.name, lacking[0], by) if guessed and lacking else step]
+    return [_saying_the_group(step, variable_of(frame.name), lacking[0], by) if guessed and lacking else step]
 
 
 # Words the group patterns can take that name no group: "which one sells most", "what has the most".
@@ -180,13 +180,15 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
     dates = frame.dates()
     # A CSV's dates are read as text ("object"): a column named like a date is parsed where it is used.
     texts = text_dates(frame) if not dates else []
-    values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
+    values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.measures()
     label = next(w for w, code in _PERIODS.items() if code == period)
     if not (dates or texts) or not (values or order.counted):
         return f"I found no date column in `{frame.name}` to group by {label}, or no numeric column to total."
     # a time zone ("datetime64[ns, UTC]") is dropped first, as to_period warns it would be
     local = ".dt.tz_localize(None)" if dates and "," in (frame.dtypes or {}).get(dates[0], "") else ""
-    when = column(frame.name, dates[0]) if dates else f"pd.to_datetime({column(frame.name, texts[0])})"
+    # of the user's frame (`orders`), not of the expression ranked (`orders.assign(…)`): aligned on its index
+    when = (column(variable_of(frame.name), dates[0]) if dates
+            else f"pd.to_datetime({column(variable_of(frame.name), texts[0])})")
     key = f"{when}{local}.dt.to_period({literal(period)})"
     step = _count_step(frame.name, key, label, order) if order.counted else _total_step(frame.name, key, label, values[0], order)
     if dates:

@@ -1,0 +1,66 @@
+"""The offline model on a data scientist's everyday questions of an orders frame with an
+``order_id`` column, a price and a quantity (no amount column): each cell run on the live frame
+and its answer checked against what a person computes with pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .test_simulated_dates_as_written import ORDERS as DATED
+from .test_simulated_rule_code import agent_with, codes_and_answer
+
+ORDERS = DATED.assign(order_id=range(101, 101 + len(DATED)))[["order_id", *DATED.columns]]
+"""The dated orders with an identifier column first, as exports have it."""
+SOLD = ORDERS["price"] * ORDERS["quantity"]
+
+
+async def test_the_top_customers_by_revenue_rank_price_times_quantity_not_the_order_ids(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What are the top 3 customers by revenue in `orders`?")
+    # main: orders.groupby("customer")["order_id"].sum().nlargest(3): the order numbers totalled
+    assert "order_id" not in codes[-1]
+    top = SOLD.groupby(ORDERS["customer"]).sum().nlargest(3)
+    listed = ", ".join(f"{c} ({v:.2f})" for c, v in top.items())
+    assert f"the top 3 customer values by total sales: {listed}, sales being price × quantity" in answer
+
+
+async def test_the_average_order_value_is_the_mean_of_price_times_quantity(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the average order value in `orders`?")
+    # main: orders["order_id"].mean() ("order" read as order_id), then order_date's once ids were left out
+    assert codes[-1] == '(orders["price"] * orders["quantity"]).mean()'
+    assert f"is {SOLD.mean():.2f}" in answer
+
+
+async def test_which_region_sells_most_totals_what_each_order_sold_for(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "Which region sells most in `orders`?")
+    # main: the regions' total of order_id (the first numeric column)
+    by_region = SOLD.groupby(ORDERS["region"]).sum()
+    assert f"{by_region.idxmax()} has the largest total sales ({by_region.max():.2f}) by region" in answer
+
+
+async def test_which_month_had_the_most_sales_totals_each_months_sales(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which month had the most sales in `orders`?")
+    by_month = SOLD.groupby(ORDERS["order_date"].dt.to_period("M")).sum()
+    assert f"{by_month.idxmax()} has the largest total sales ({by_month.max():.2f}) by month" in answer
+    assert codes[-1].count("assign") == 1  # the month is of `orders`, not of a second assign
+
+
+async def test_how_many_orders_per_region_counts_each_regions_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many orders per region in `orders`?")
+    # main: "`orders` has no column for "per" to count." (the frame's name taken out of "how many orders")
+    assert codes == ['orders["region"].value_counts()']
+    counts = ORDERS["region"].value_counts()
+    assert "the rows of `orders` per region: " + ", ".join(f"{r} {n}" for r, n in counts.items()) in answer
+
+
+async def test_a_named_id_column_is_still_what_is_asked(tmp_path: Path) -> None:
+    ns = {"orders": ORDERS.copy()}
+    codes, _ = await codes_and_answer(agent_with(ns, tmp_path), "What is the max order_id in `orders`?")
+    assert codes[-1] == 'orders["order_id"].max()'
+    pd.testing.assert_frame_equal(ns["orders"], ORDERS)
