@@ -64,3 +64,22 @@ async def test_a_named_id_column_is_still_what_is_asked(tmp_path: Path) -> None:
     codes, _ = await codes_and_answer(agent_with(ns, tmp_path), "What is the max order_id in `orders`?")
     assert codes[-1] == 'orders["order_id"].max()'
     pd.testing.assert_frame_equal(ns["orders"], ORDERS)
+
+
+async def test_the_total_revenue_per_month_is_each_months_total(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    by_month = SOLD.groupby(ORDERS["order_date"].dt.to_period("M")).sum()
+    listed = ", ".join(f"{m} {v:.2f}" for m, v in by_month.items())
+    for prompt in ("What is the total revenue per month in `orders`?", "What are the monthly totals of sales in `orders`?"):
+        codes, answer = await codes_and_answer(agent, prompt)
+        # main: the grand total, 271.00 ("per month" dropped), and orders.head() for "monthly totals"
+        assert f"the total of sales (price × quantity) per month in `orders`: {listed}" in answer, prompt
+
+
+async def test_a_column_statistic_per_quarter_of_a_year_groups_those_rows_by_quarter(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "What is the total quantity per quarter in `orders` in 2024?")
+    in_2024 = ORDERS[ORDERS["order_date"].dt.year == 2024]
+    by_quarter = in_2024.groupby(in_2024["order_date"].dt.to_period("Q"))["quantity"].sum()
+    listed = ", ".join(f"{q} {v}" for q, v in by_quarter.items())
+    assert f"the total quantity per quarter in `orders` for the rows with order_date in 2024: {listed}" in answer

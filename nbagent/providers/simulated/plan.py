@@ -94,7 +94,8 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
         steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
     numeric = frame.numeric() if frame.dtypes is not None else None
-    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows) for stat in stats]
+    dates = frame.dates() if frame.dtypes is not None else []
+    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows, dates) for stat in stats]
     return steps, notes
 
 
