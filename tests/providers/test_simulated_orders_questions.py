@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from .test_simulated_dates_as_written import ORDERS as DATED
 from .test_simulated_rule_code import agent_with, codes_and_answer
@@ -83,3 +84,33 @@ async def test_a_column_statistic_per_quarter_of_a_year_groups_those_rows_by_qua
     by_quarter = in_2024.groupby(in_2024["order_date"].dt.to_period("Q"))["quantity"].sum()
     listed = ", ".join(f"{q} {v}" for q, v in by_quarter.items())
     assert f"the total quantity per quarter in `orders` for the rows with order_date in 2024: {listed}" in answer
+
+
+async def test_the_n_largest_orders_by_a_column_are_those_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show the 5 largest orders by quantity in `orders`")
+    # main: orders.head(), then each customer's total quantity
+    assert codes == ['orders.nlargest(5, "quantity")']
+    shown = answer.split("```")[1]
+    assert all(str(i) in shown for i in ORDERS.nlargest(5, "quantity")["order_id"])
+    assert "the 5 rows of `orders` with the largest quantity" in answer
+
+
+CUSTOMERS = pd.DataFrame({"customer": ["ann", "bob", "cy", "dee"], "segment": ["retail", "corporate", "retail", "home"],
+                          "city": ["Oslo", "Rome", None, "Paris"]})
+
+
+@pytest.mark.parametrize("prompt", ["Show the rows of `customers` with missing values",
+                                    "Which customers have missing values in `customers`?"])
+async def test_the_rows_of_a_named_frame_with_missing_values_are_those_rows(tmp_path: Path, prompt: str) -> None:
+    agent = agent_with({"customers": CUSTOMERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    # main: customers.head() and customers.isna().sum(), the counts, not cy's row
+    assert codes == ["customers[customers.isna().any(axis=1)]"]
+    assert "1 row of `customers` has a missing value" in answer
+
+
+async def test_which_columns_have_missing_values_still_counts_per_column(tmp_path: Path) -> None:
+    agent = agent_with({"customers": CUSTOMERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Which columns have missing values in `customers`?")
+    assert codes[-1] == "customers.isna().sum()" and "(city: 1)" in answer

@@ -41,6 +41,10 @@ def rows_by_name(frame: Frame, prompt: str) -> str:
     if any(c.lower() == name.lower() for c in frame.columns):
         return prompt
     forms = "|".join(re.escape(f) for f in dict.fromkeys((name, name.rstrip("s"))) if f)
+    # "the 5 largest orders by quantity": the top 5 rows by quantity, not each customer's total
+    prompt = re.sub(rf"\b(\d+)\s+(largest|biggest|highest|smallest|lowest)\s+`?(?:{forms}|rows|records|entries)`?(?=\s+by\b)",
+                    lambda m: f"{'bottom' if m.group(2).lower() in ('smallest', 'lowest') else 'top'} {m.group(1)} rows",
+                    prompt, flags=re.I)
     return re.sub(rf"\b(top|bottom|first|last)\s+(\d+)\s+`?(?:{forms})`?(?=\s|$|[.,?!])", r"\1 \2 rows", prompt,
                   flags=re.I)
 

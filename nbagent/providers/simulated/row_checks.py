@@ -11,11 +11,13 @@ from . import readers
 from .columns import Frame, column, literal, matches
 from .step import Step
 
-MISSING_ROWS = re.compile(r"\b(?:rows?|records?|entries|entry|lines?|orders?)\s+(?:with|that\s+have|that\s+has|having"
+MISSING_ROWS = re.compile(r"\b(?:rows?|records?|entries|entry|lines?|orders?)\s+(?:(?:of|in|from)\s+`?\w+`?\s+)?"
+                          r"(?:with|that\s+have|that\s+has|having"
                           r"|containing|which\s+have|where)\s+(?:any\s+|a\s+|some\s+)?(?:missing|nan|nulls?|na|empty|blank)\b"
-                          r"|\b(?:which|what)\s+(?:rows?|records?|entries|orders?)\s+(?:have|has|contain)\s+(?:any\s+|a\s+)?"
+                          r"|\b(?:which|what)\s+(?!(?:columns?|fields?|variables?|features?)\b)\w+\s+(?:have|has|contain)\s+(?:any\s+|a\s+)?"
                           r"(?:missing|nan|nulls?|na|empty|blank)\b", re.I)
-""""Show the rows with missing values", "which rows have a missing value": those rows, not the counts."""
+""""Show the rows with missing values", "which rows (customers) have a missing value": those rows, not the
+counts ("which columns have missing values" is the counts)."""
 DUPLICATES = re.compile(r"\bduplicat(?:e|es|ed)\b|\bdupes?\b", re.I)
 """"Show the duplicate rows", "how many duplicates": rows equal to another in every column."""
 SECOND = re.compile(r"\bsecond\s+(?P<how>highest|largest|biggest|most\s+expensive|dearest|lowest|smallest|cheapest)"
