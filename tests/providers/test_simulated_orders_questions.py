@@ -114,3 +114,26 @@ async def test_which_columns_have_missing_values_still_counts_per_column(tmp_pat
     agent = agent_with({"customers": CUSTOMERS.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, "Which columns have missing values in `customers`?")
     assert codes[-1] == "customers.isna().sum()" and "(city: 1)" in answer
+
+
+async def test_a_number_between_two_numbers_selects_both_ends_included(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show the orders with price between 10 and 20 in `orders`")
+    # main: orders.head(), the first 5 rows whatever the price
+    assert codes == ['orders[(orders["price"] >= 10) & (orders["price"] <= 20)]']
+    n = int(ORDERS["price"].between(10, 20).sum())
+    assert f"{n} rows of `orders` have price >= 10 and price <= 20" in answer
+    _, answer = await codes_and_answer(agent, "What is the average price in `orders` for quantity between 2 and 5?")
+    expected = ORDERS.loc[ORDERS["quantity"].between(2, 5), "price"].mean()
+    assert f"for the rows with quantity >= 2 and quantity <= 5 is {expected:.2f}" in answer
+
+
+async def test_duplicate_customers_are_repeated_customer_values_not_whole_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many duplicate customers are in `orders`?")
+    # main: orders.duplicated().sum(), "0 duplicated rows": no whole row repeats, though ann orders 3 times
+    assert codes == ['orders["customer"].duplicated().sum()']
+    n = int(ORDERS["customer"].duplicated().sum())
+    assert n == 4 and f"{n} rows of `orders` repeat an earlier row's customer" in answer
+    codes, _ = await codes_and_answer(agent, "How many duplicate rows are in `orders`?")
+    assert codes == ["orders.duplicated().sum()"]

@@ -34,9 +34,17 @@ _HOW_MANY = re.compile(r"\bhow many\s+(?!(?:missing|nan|nulls?|na|empty|blanks?)
 _UNIQUE = re.compile(r"\b(?:how many|number of|count (?:of )?(?:the )?)\s*(?:unique|distinct|different)\s+(\w+)", re.I)
 
 
+# "price between 10 and 20" (numbers, not dates: "between 2024-01-01 and …" is a date range)
+_NUM = r"([$€£]?-?\d+(?:\.\d+)?k?)(?![\w/-]|[.,]\d)"
+_BETWEEN = re.compile(rf"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?between\s+{_NUM}\s+and\s+{_NUM}", re.I)
+
+
 def rows_by_name(frame: Frame, prompt: str) -> str:
     """``prompt`` with "the top 3 orders" of a frame called `orders` said as "the top 3 rows": its
-    rows, not a group called "orders" (kept when a column has the frame's name)."""
+    rows, not a group called "orders" (kept when a column has the frame's name); "price between 10
+    and 20" said as the two conditions it is, "price at least 10 and price at most 20" (both included)."""
+    prompt = _BETWEEN.sub(lambda m: f"{m.group(1)} at least {m.group(2)} and {m.group(1)} at most {m.group(3)}"
+                          if matches(m.group(1), frame.columns) else m.group(0), prompt)
     name = frame.name
     if any(c.lower() == name.lower() for c in frame.columns):
         return prompt
