@@ -137,3 +137,21 @@ async def test_duplicate_customers_are_repeated_customer_values_not_whole_rows(t
     assert n == 4 and f"{n} rows of `orders` repeat an earlier row's customer" in answer
     codes, _ = await codes_and_answer(agent, "How many duplicate rows are in `orders`?")
     assert codes == ["orders.duplicated().sum()"]
+
+
+@pytest.mark.parametrize("prompt", ["Join `orders` with `customers` on customer", "Merge `orders` and `customers`"])
+async def test_two_frames_joined_are_merged_on_their_shared_column(tmp_path: Path, prompt: str) -> None:
+    ns = {"orders": ORDERS.copy(), "customers": CUSTOMERS.copy()}
+    codes, answer = await codes_and_answer(agent_with(ns, tmp_path), prompt)
+    # main: orders.head() and customers.head(), nothing joined
+    assert codes == ['orders.merge(customers, on="customer", how="left")']
+    joined = ORDERS.merge(CUSTOMERS, on="customer", how="left")
+    assert f"`orders` joined with `customers` on customer has {len(joined)} rows" in answer
+    assert "segment" in answer.split("```")[1]
+    assert {k for k in ns if not k.startswith("_")} == {"orders", "customers"}  # shown, nothing assigned
+
+
+async def test_a_join_on_a_column_one_frame_lacks_is_said(tmp_path: Path) -> None:
+    ns = {"orders": ORDERS.copy(), "customers": CUSTOMERS.copy()}
+    codes, answer = await codes_and_answer(agent_with(ns, tmp_path), "Join `orders` with `customers` on city")
+    assert codes == [] and "do not both have a column \"city\" (both have: customer)" in answer

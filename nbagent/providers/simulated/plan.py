@@ -22,6 +22,7 @@ from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame, words_joined
 from .date_conditions import date_condition, says_a_range
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
+from .joins import JOIN, join_steps
 from .loading import load_steps, tables_to_load, variable_for
 from .messages import KernelView
 from .plots import ABOUT_A_PLOT, ASKS_FOR_A_PLOT, plot_steps, why_empty
@@ -130,6 +131,10 @@ def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: 
         names, show = _implicit_frame(words, view, loaded, earlier), False  # the facts already say what it is
     steps: list[Step] = []
     notes: list[str] = []
+    frames_named = [n for n in names if (v := view.variables.get(n)) is not None and (v.columns or v.type in _FRAME_TYPES)]
+    if JOIN.search(words) and len(frames_named) >= 2:  # "join `orders` with `customers`": one call, the two frames
+        joined = join_steps(frame_of(frames_named[0], view, calls), frame_of(frames_named[1], view, calls), words)
+        return ([], [joined]) if isinstance(joined, str) else (joined, [])
     for name in names:
         more, why_not = _variable_steps(name, prompt, view, calls, show)
         steps += more
