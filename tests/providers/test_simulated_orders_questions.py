@@ -155,3 +155,21 @@ async def test_a_join_on_a_column_one_frame_lacks_is_said(tmp_path: Path) -> Non
     ns = {"orders": ORDERS.copy(), "customers": CUSTOMERS.copy()}
     codes, answer = await codes_and_answer(agent_with(ns, tmp_path), "Join `orders` with `customers` on city")
     assert codes == [] and "do not both have a column \"city\" (both have: customer)" in answer
+
+
+async def test_comparing_a_statistic_of_two_values_gives_each_values_statistic(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Compare the average price of North and South in `orders`")
+    # main: orders["price"].mean(), 13.88 of every region, as if it compared anything
+    assert codes[-2:] == ['orders.select_dtypes(exclude="number").isin(["North", "South"]).sum()',
+                          'orders[orders["region"].isin(["North", "South"])].groupby("region")["price"].mean()']
+    means = ORDERS[ORDERS["region"].isin(["North", "South"])].groupby("region")["price"].mean()
+    listed = ", ".join(f"{r} {v:.2f}" for r, v in means.items())
+    assert f"the mean price per region in `orders` for the rows with region North or South: {listed}" in answer
+
+
+async def test_comparing_values_no_column_holds_is_said_not_averaged_over_all(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Compare the average price of Mars and Venus in `orders`")
+    assert not any("mean()" in c for c in codes)
+    assert "No text column of `orders` holds Mars or Venus as written" in answer
