@@ -173,3 +173,29 @@ async def test_comparing_values_no_column_holds_is_said_not_averaged_over_all(tm
     codes, answer = await codes_and_answer(agent, "Compare the average price of Mars and Venus in `orders`")
     assert not any("mean()" in c for c in codes)
     assert "No text column of `orders` holds Mars or Venus as written" in answer
+
+
+async def test_the_total_per_group_said_before_largest_first_groups_by_it(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "What is the total sales per region in `orders`, largest first?")
+    # main: "`orders` has no total column, so I grouped by customer" (bob 76.00)
+    by_region = SOLD.groupby(ORDERS["region"]).sum()
+    assert answer.startswith(f"(simulated model) {by_region.idxmax()} has the largest total sales "
+                             f"({by_region.max():.2f}) by region")
+
+
+async def test_the_most_common_value_of_a_column_counts_its_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the most common region in `orders`?")
+    # main: orders.head()
+    assert codes == ['orders["region"].value_counts()']
+    counts = ORDERS["region"].value_counts()
+    assert f"{counts.index[0]} has the most rows ({counts.iloc[0]}) by region" in answer
+
+
+async def test_orders_from_a_named_region_are_that_regions_rows(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show orders from the North region in `orders`")
+    # main: orders.head()
+    assert codes[-1] == 'orders[orders["region"].str.lower() == "north"]'
+    assert f"{int((ORDERS['region'] == 'North').sum())} rows of `orders` have region == \"North\"" in answer

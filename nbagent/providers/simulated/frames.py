@@ -39,10 +39,21 @@ _NUM = r"([$€£]?-?\d+(?:\.\d+)?k?)(?![\w/-]|[.,]\d)"
 _BETWEEN = re.compile(rf"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?between\s+{_NUM}\s+and\s+{_NUM}", re.I)
 
 
+_MOST_COMMON = re.compile(r"\b(?:the\s+)?most\s+(?:common|frequent|popular)\s+(\w+)", re.I)
+_VALUE_OF = re.compile(r"\s(?:from|in|of)\s+the\s+([A-Z][\w-]*)\s+(\w+)\b")
+
+
 def rows_by_name(frame: Frame, prompt: str) -> str:
     """``prompt`` with "the top 3 orders" of a frame called `orders` said as "the top 3 rows": its
     rows, not a group called "orders" (kept when a column has the frame's name); "price between 10
     and 20" said as the two conditions it is, "price at least 10 and price at most 20" (both included)."""
+    # "the most common region": which region appears most often (its rows counted, not a total)
+    prompt = _MOST_COMMON.sub(lambda m: f"the {m.group(1)} that appears most often"
+                              if matches(m.group(1), frame.columns) else m.group(0), prompt)
+    # "orders from the North region": where region is North
+    prompt = _VALUE_OF.sub(lambda m: f" where {m.group(2)} is {m.group(1)}"
+                           if matches(m.group(2), frame.columns) and not matches(m.group(1), frame.columns)
+                           else m.group(0), prompt)
     prompt = _BETWEEN.sub(lambda m: f"{m.group(1)} at least {m.group(2)} and {m.group(1)} at most {m.group(3)}"
                           if matches(m.group(1), frame.columns) else m.group(0), prompt)
     name = frame.name

@@ -36,6 +36,7 @@ _TOP_N = re.compile(r"\b(?:top|bottom|which|what)\s+(\d{1,3})\b(?![.,:]\d)", re.
 # A group named after "by" wins ("what is the highest revenue by region": region, not revenue).
 _GROUP_BY = re.compile(r"\b(?:(?<!\bat )most|largest|biggest|highest|top|lowest|smallest|(?<!\bat )least|fewest)\b"
                        rf"{_CLAUSE}\b(?:by|per)\s+(\w+)", re.I)
+_PER_WORD = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
 _SMALLEST = re.compile(r"\b(lowest|smallest|(?<!\bat )least|fewest|bottom)\b", re.I)
 # "which month sold most": a period of the date column (pandas' period codes), not each date
 _PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
@@ -107,6 +108,9 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     one), or count the rows ("the most orders"); look at the dtypes first when that is unknown."""
     m, by_word = GROUP.search(prompt), _GROUP_BY.search(prompt)
     words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or m.group(6) or "") if m else ""]
+    # "what is the total sales per region, largest first": the group said before the superlative
+    if not any(matches(w, frame.columns) for w in words if w):
+        words += [w for w in _PER_WORD.findall(prompt) if matches(w, frame.columns)][:1]
     order = _Order(_counted(frame.name, prompt, frame.columns), bool(_SMALLEST.search(prompt)), _TOP_N.search(prompt),
                    group_stat(prompt))
     prompt = without_frame(frame.name, prompt, frame.columns)
