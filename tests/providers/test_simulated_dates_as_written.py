@@ -72,3 +72,14 @@ async def test_a_number_after_in_that_is_no_year_is_no_date(tmp_path: Path) -> N
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, "How many rows of `orders` have price above 10?")
     assert codes == ['(orders["price"] > 10).sum()']
+
+
+async def test_how_a_total_changed_from_one_month_to_another_gives_each_months_total(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "How did total sales change from January to February 2024 in `orders`?")
+    # main: the grand total of every month, 271.00, as if it answered how the total changed
+    sold = (ORDERS["price"] * ORDERS["quantity"])
+    two = (WHEN.dt.year == 2024) & WHEN.dt.month.isin([1, 2])
+    per_month = sold[two].groupby(WHEN[two].dt.to_period("M")).sum()
+    listed = ", ".join(f"{m} {v:.2f}" for m, v in per_month.items())
+    assert f"per month in `orders` for the rows with order_date in January or February 2024: {listed}" in answer

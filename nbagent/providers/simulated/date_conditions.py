@@ -25,6 +25,8 @@ _QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
 _RANGE = (rf"\bbetween\s+(?P<start>{_DAY})\s+and\s+(?P<end>{_DAY})"
           rf"|\b(?P<op>on\s+or\s+after|on\s+or\s+before|after|since|before|until)\s+(?P<day>{_DAY})"
           rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b"
+          rf"|\b(?:from|between)\s+(?P<m1>{'|'.join(_MONTHS)})\s+(?:to|and)\s+(?P<m2>{'|'.join(_MONTHS)})"
+          r"(?:\s+(?P<myear>\d{4}))?\b"
           r"|\bin\s+(?:q(?P<quarter>[1-4])|the\s+(?P<nth>first|second|third|fourth)\s+quarter\s+of)\s+(?P<qyear>\d{4})\b"
           r"|\bin\s+(?:the\s+year\s+)?(?P<year_only>(?:19|20)\d{2})(?![\w./-]|,\d)")
 DATE_ROWS = re.compile(rf"\b(?P<verb>show|list|display|find|get|filter|select|give me|which|how many|count)\b"
@@ -64,6 +66,12 @@ def _mask(of: str, m: re.Match[str]) -> tuple[str, str]:
     if m.group("op"):
         op, when = _OPS[re.sub(r"\s+", " ", m.group("op").lower())], _iso(m.group("day"))
         return f"{day if op in ('>', '<=') else of} {op} {literal(when)}", f"{m.group('op').lower()} {when}"
+    if m.group("m1"):  # "from January to February 2024": the two months (a change between them)
+        months = [_MONTHS.index(m.group(g).lower()) + 1 for g in ("m1", "m2")]
+        year = m.group("myear")
+        mask = f"{of}.dt.month.isin({months})"
+        said = f"in {m.group('m1').capitalize()} or {m.group('m2').capitalize()}" + (f" {year}" if year else "")
+        return (f"({of}.dt.year == {year}) & ({mask})" if year else mask), said
     if m.group("qyear"):  # "in Q1 2024", "in the first quarter of 2024"
         quarter = m.group("quarter") or _QUARTER[m.group("nth").lower()]
         return f"({of}.dt.year == {m.group('qyear')}) & ({of}.dt.quarter == {quarter})", f"in Q{quarter} {m.group('qyear')}"
@@ -85,6 +93,16 @@ def date_condition(frame: Frame, prompt: str) -> selection.Condition | None:
         return None
     mask, said = _mask(column(frame.name, dates[0]), m)
     return selection.Condition(mask, f"{dates[0]} {said}", m.start(), m.end())
+
+
+_CHANGE = re.compile(r"\b(?:chang\w*|grow\w*|grew|growth|differ\w*|compar\w*|increas\w*|decreas\w*|drop\w*)\b", re.I)
+_MONTH_TO_MONTH = re.compile(rf"\b(?:from|between)\s+(?:{'|'.join(_MONTHS)})\s+(?:to|and)\s+(?:{'|'.join(_MONTHS)})\b", re.I)
+
+
+def asks_a_change(prompt: str) -> bool:
+    """Whether the prompt asks how something changed from one month to another ("how did total sales
+    change from January to February"): the statistic of each of the two months, side by side."""
+    return _CHANGE.search(prompt) is not None and _MONTH_TO_MONTH.search(prompt) is not None
 
 
 def says_a_range(prompt: str) -> bool:
@@ -133,4 +151,4 @@ def date_rows(frame: Frame, prompt: str) -> list[Step] | str:
                  reads=shown, shows=True)]
 
 
-__all__ = ["DATE_ROWS", "date_condition", "date_rows", "says_a_range"]
+__all__ = ["DATE_ROWS", "asks_a_change", "date_condition", "date_rows", "says_a_range"]

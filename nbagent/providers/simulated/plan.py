@@ -21,7 +21,7 @@ from ...engine.contracts.json_types import JSONValue
 from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame, words_joined
 from .comparisons import compared
-from .date_conditions import date_condition, says_a_range
+from .date_conditions import asks_a_change, date_condition, says_a_range
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .joins import JOIN, join_steps
 from .loading import load_steps, tables_to_load, variable_for
@@ -88,6 +88,7 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     # "the total sales per region in March": of the rows in that range (which column holds dates is in the types)
     rows = (rows_condition(frame, prompt, _STAT_ASKED) or date_condition(frame, prompt)) if stats and is_frame else None
     about = rows.cut_from(about) if rows else about
+    about = f"{about} per month" if rows and asks_a_change(prompt) else about  # each month's, side by side
     pair = compared(frame, about, calls) if stats and is_frame and rows is None else None
     if isinstance(pair, (Step, str)):  # "compare the average price of North and South": which column holds them
         return ([*steps, pair], notes) if isinstance(pair, Step) else (steps, [*notes, pair])
