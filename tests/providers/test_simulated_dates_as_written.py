@@ -83,3 +83,15 @@ async def test_how_a_total_changed_from_one_month_to_another_gives_each_months_t
     per_month = sold[two].groupby(WHEN[two].dt.to_period("M")).sum()
     listed = ", ".join(f"{m} {v:.2f}" for m, v in per_month.items())
     assert f"per month in `orders` for the rows with order_date in January or February 2024: {listed}" in answer
+
+
+@pytest.mark.parametrize(("prompt", "code", "day"), [
+    ("What is the earliest order date in `orders`?", 'orders.nsmallest(1, "order_date", keep="all")', "2023-12-20"),
+    ("Show the 2 earliest orders in `orders`", 'orders.nsmallest(2, "order_date")', "2024-01-05"),
+    ("Show the latest order in `orders`", 'orders.nlargest(1, "order_date", keep="all")', "2024-03-20"),
+])
+async def test_the_earliest_rows_are_the_smallest_dates(tmp_path: Path, prompt: str, code: str, day: str) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    # main: "earliest" was nlargest, the latest order (2024-03-20) shown as the earliest
+    assert codes[-1] == code and day in answer.split("```")[1]
