@@ -163,3 +163,29 @@ async def test_the_selected_rows_never_overwrite_a_variable_the_facts_name_only(
                   executor=NamespaceExecutor(ns), kernel_facts=facts)
     codes, _ = await codes_and_answer(agent, "Which customer spent the most for quantity above 1 in `sales`?")
     assert not assigned(codes) and ns["sales_selected"] is mine
+
+
+async def test_loading_a_csv_never_replaces_a_users_variable_of_its_name(tmp_path: Path) -> None:
+    # before: "load sales.csv" wrote sales = pd.read_csv(…) over the user's own `sales`, and "load
+    # pd.csv" wrote pd = pd.read_csv(…) over pandas itself; now sales_csv / pd_csv, and the answer says why
+    SALES.to_csv(tmp_path / "sales.csv", index=False)
+    SALES.to_csv(tmp_path / "pd.csv", index=False)
+    mine = pd.DataFrame({"kept": [1, 2]})
+    ns = {"sales": mine}
+    agent = agent_with(ns, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Load sales.csv")
+    assert assigned(codes) == ["sales_csv"] and ns["sales"] is mine, codes
+    assert ns["sales_csv"].shape == SALES.shape
+    assert "Loaded sales.csv into `sales_csv` (`sales` is already one of your variables, left as it is)" in answer
+    codes, _ = await codes_and_answer(agent, "Load pd.csv")
+    assert assigned(codes) == ["pd_csv"] and ns["pd"] is pd, codes
+
+
+async def test_loading_a_csv_again_reloads_the_variable_this_session_made(tmp_path: Path) -> None:
+    SALES.to_csv(tmp_path / "sales.csv", index=False)
+    ns: dict[str, object] = {}
+    agent = agent_with(ns, tmp_path)
+    first, _ = await codes_and_answer(agent, "Load sales.csv")
+    again, answer = await codes_and_answer(agent, "Load sales.csv")
+    assert assigned(first) == assigned(again) == ["sales"], again
+    assert "Loaded sales.csv into `sales`;" in answer

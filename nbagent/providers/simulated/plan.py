@@ -24,7 +24,7 @@ from .comparisons import compared
 from .date_conditions import asks_a_change, date_condition, says_a_range
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .joins import JOIN, join_steps
-from .loading import load_steps, tables_to_load, variable_for
+from .loading import load_steps, loaded_names, tables_to_load, variable_for
 from .messages import KernelView
 from .plots import ABOUT_A_PLOT, ASKS_FOR_A_PLOT, plot_steps, why_empty
 from .readers import result_of
@@ -200,11 +200,13 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, JSONValue]], view: Kernel
     files = list(dict.fromkeys(_FILE.findall(prompt)))
     tables = tables_to_load(prompt, files) if "python" in tools else []
     steps = [Step("read_file", {"path": f}, f"read {f}") for f in files if f not in tables and "read_file" in tools]
+    # the user's variables a load must not replace: not those this session's loads made (a reload)
+    taken = (set(view.variables) | view.left_out) - loaded_names([*earlier, *calls])
     for path in tables:
-        steps += load_steps(prompt, path, len(tables))
+        steps += load_steps(prompt, path, len(tables), taken)
     notes: list[str] = []
     if "python" in tools:
-        loaded = [variable_for(prompt, path, len(tables)) for path in tables]
+        loaded = [variable_for(prompt, path, len(tables), taken) for path in tables]
         more, notes = _python_steps(prompt, view, calls, loaded, earlier)
         steps += more
     if not steps and notebook.ASKS_TO_READ.search(prompt):
