@@ -199,3 +199,20 @@ async def test_orders_from_a_named_region_are_that_regions_rows(tmp_path: Path) 
     # main: orders.head()
     assert codes[-1] == 'orders[orders["region"].str.lower() == "north"]'
     assert f"{int((ORDERS['region'] == 'North').sum())} rows of `orders` have region == \"North\"" in answer
+
+
+async def test_a_column_called_number_alone_is_still_a_measure(tmp_path: Path) -> None:
+    # me9: "number" read as an identifier ("order_number"), so no column was left to total
+    scores = pd.DataFrame({"team": ["a", "b", "a"], "number": [3, 4, 5]})
+    agent = agent_with({"scores": scores.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "Which team has the highest total in `scores`?")
+    assert "a has the largest total number (8) by team" in answer
+
+
+async def test_comparing_values_of_a_column_named_with_a_space_gives_each_values_statistic(tmp_path: Path) -> None:
+    # me9: "per sales region" read as "per sales", so one mean of North and South together (2.00)
+    frame = pd.DataFrame({"sales region": ["North", "South", "North", "East"], "price": [1.0, 4.0, 3.0, 9.0]})
+    agent = agent_with({"t": frame.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Compare the average price of North and South in `t`")
+    assert codes[-1] == 't[t["sales region"].isin(["North", "South"])].groupby("sales region")["price"].mean()'
+    assert "North    2.0\nSouth    4.0" in answer  # each value's mean, not one of both (2.67)

@@ -119,13 +119,16 @@ def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:
 
 
 _ID_WORDS = frozenset({"id", "ids", "key", "no", "num", "number", "code", "zip", "sku"})
+_ALONE_ID_WORDS = frozenset({"id", "ids", "sku", "zip"})
 
 
 def is_id(name: str) -> bool:
     """Whether a column's name says it identifies rows (``id``, ``order_id``, ``customerId``,
     ``invoice_no``) rather than measures them."""
     words = [w.lower() for w in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if w]
-    return bool(words) and words[-1] in _ID_WORDS
+    # a name of one word is an identifier only when it says so ("id", "sku"): a column called
+    # "number" or "code" alone is as often a measure (a player's number totalled by team)
+    return bool(words) and words[-1] in _ID_WORDS and (len(words) > 1 or words[-1] in _ALONE_ID_WORDS)
 
 
 def variable_of(code: str) -> str:
