@@ -95,3 +95,12 @@ async def test_the_earliest_rows_are_the_smallest_dates(tmp_path: Path, prompt: 
     codes, answer = await codes_and_answer(agent, prompt)
     # main: "earliest" was nlargest, the latest order (2024-03-20) shown as the earliest
     assert codes[-1] == code and day in answer.split("```")[1]
+
+
+async def test_a_total_from_one_month_to_a_later_one_includes_the_months_between(tmp_path: Path) -> None:
+    # me9: .dt.month.isin([1, 3]): February's orders left out of "from January to March"
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the total sales in `orders` from January to March 2024?")
+    sold = (ORDERS["price"] * ORDERS["quantity"])[(WHEN.dt.year == 2024) & WHEN.dt.month.between(1, 3)].sum()
+    assert "isin([1, 2, 3])" in codes[-1]
+    assert f"order_date in January, February or March 2024 is {sold:,.2f}" in answer

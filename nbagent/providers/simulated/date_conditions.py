@@ -66,11 +66,15 @@ def _mask(of: str, m: re.Match[str]) -> tuple[str, str]:
     if m.group("op"):
         op, when = _OPS[re.sub(r"\s+", " ", m.group("op").lower())], _iso(m.group("day"))
         return f"{day if op in ('>', '<=') else of} {op} {literal(when)}", f"{m.group('op').lower()} {when}"
-    if m.group("m1"):  # "from January to February 2024": the two months (a change between them)
-        months = [_MONTHS.index(m.group(g).lower()) + 1 for g in ("m1", "m2")]
+    if m.group("m1"):  # "from January to March 2024": each month from the first to the last, both included
+        first, last = (_MONTHS.index(m.group(g).lower()) + 1 for g in ("m1", "m2"))
+        # not only the two said: "the total from January to March" is of February too; a range
+        # across the year's end ("from November to February") is the two months said
+        months = list(range(first, last + 1)) if first <= last else [first, last]
         year = m.group("myear")
         mask = f"{of}.dt.month.isin({months})"
-        said = f"in {m.group('m1').capitalize()} or {m.group('m2').capitalize()}" + (f" {year}" if year else "")
+        names = [_MONTHS[k - 1].capitalize() for k in months]
+        said = f"in {', '.join(names[:-1])} or {names[-1]}" + (f" {year}" if year else "")
         return (f"({of}.dt.year == {year}) & ({mask})" if year else mask), said
     if m.group("qyear"):  # "in Q1 2024", "in the first quarter of 2024"
         quarter = m.group("quarter") or _QUARTER[m.group("nth").lower()]
