@@ -104,3 +104,12 @@ async def test_a_total_from_one_month_to_a_later_one_includes_the_months_between
     sold = (ORDERS["price"] * ORDERS["quantity"])[(WHEN.dt.year == 2024) & WHEN.dt.month.between(1, 3)].sum()
     assert "isin([1, 2, 3])" in codes[-1]
     assert f"order_date in January, February or March 2024 is {sold:,.2f}" in answer
+
+
+@pytest.mark.parametrize("prompt", ["Show `orders` after 01/02/2024", "How many orders in `orders` before 2/1/24?"])
+async def test_a_date_written_with_slashes_is_said_not_read_not_divided(tmp_path: Path, prompt: str) -> None:
+    # before: the cell 1/2/2024 ran and the answer said "01/02/2024 = 0.00024703557312252963"
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    assert not any("/" in code for code in codes), codes
+    assert "as a date: with slashes it may be month first or day first" in answer

@@ -41,6 +41,7 @@ _SHOW = re.compile(r"\b(what(?:'s| is) in|show|look at|inspect|preview|peek|head
 # A minus needs spaces around it, so that dates and ranges (2024-01-05) are not taken for sums.
 _ARITHMETIC = re.compile(r"[-(]*\d+(?:\.\d+)?\)*(?:(?:\s*(?:\*\*|[+*/%^x×])\s*|\s+-\s+)[-(]*\d+(?:\.\d+)?\)*)+")
 _FRAME_TYPES = frozenset({"DataFrame"})
+_SLASH_DATE = re.compile(r"\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})")
 NO_NOTEBOOK_TOOLS = ("I cannot read the notebook here: the notebook tools (notebook_read, notebook_edit, notebook_run) "
                      "are offered only while JupyterLab or Notebook 7 with nbagent's extension is connected.")
 
@@ -151,6 +152,10 @@ def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: 
         steps += more
         notes += why_not
     for expr in _ARITHMETIC.findall(prompt):
+        if _SLASH_DATE.fullmatch(expr.strip()):  # "after 01/02/2024": a date, not 1 ÷ 2 ÷ 2024
+            notes.append(f"I did not read {expr.strip()} as a date: with slashes it may be month first or day "
+                         "first; write it as 2024-01-02 or Jan 2, 2024.")
+            continue
         code = re.sub(r"(?<=[\d)\s])[x×](?=[\s\d(-])", "*", expr.strip()).replace("^", "**")
         code = re.sub(r"(?<![\d.])0+(?=\d)", "", code)  # Python rejects leading zeros (007)
         steps.append(Step("python", {"code": code}, f"compute {expr.strip()}", reads=partial(_computed, expr.strip())))
