@@ -216,3 +216,20 @@ async def test_comparing_values_of_a_column_named_with_a_space_gives_each_values
     codes, answer = await codes_and_answer(agent, "Compare the average price of North and South in `t`")
     assert codes[-1] == 't[t["sales region"].isin(["North", "South"])].groupby("sales region")["price"].mean()'
     assert "North    2.0\nSouth    4.0" in answer  # each value's mean, not one of both (2.67)
+
+
+@pytest.mark.parametrize("prompt", ["Which customer_id spent the most in `o`?",
+                                    "Which customer_id has the highest revenue in `o`?"])
+async def test_which_identifier_spent_most_groups_by_that_identifier(tmp_path: Path, prompt: str) -> None:
+    # before: o["customer_id"].max(), "the maximum customer_id of `o` is 9" (the highest id, not a spender)
+    o = pd.DataFrame({"customer_id": [7, 8, 7, 9], "price": [1.0, 2.0, 3.0, 4.0], "quantity": [1, 1, 2, 2]})
+    agent = agent_with({"o": o.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    assert '.groupby("customer_id")' in codes[-1], codes
+    assert "9 has the largest total" in answer and "(8.00) by customer_id" in answer
+
+
+async def test_the_highest_identifier_asked_for_is_still_its_maximum(tmp_path: Path) -> None:
+    agent = agent_with({"q": pd.DataFrame({"store_id": [1, 2, 1], "revenue": [5.0, 9.0, 6.0]})}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "What is the highest store_id in `q`?")
+    assert codes[-1] == 'q["store_id"].max()' and "the maximum store_id of `q` is 2" in answer

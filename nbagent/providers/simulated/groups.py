@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from . import readers
-from .columns import Frame, column, literal, matches, named, variable_of, without_frame
+from .columns import Frame, column, is_id, literal, matches, named, variable_of, without_frame
 from .statistics import STAT_WORDS, STATS, said_rows, said_value, stat_step
 from .step import Step
 
@@ -36,6 +36,7 @@ _TOP_N = re.compile(r"\b(?:top|bottom|which|what)\s+(\d{1,3})\b(?![.,:]\d)", re.
 # A group named after "by" wins ("what is the highest revenue by region": region, not revenue).
 _GROUP_BY = re.compile(r"\b(?:(?<!\bat )most|largest|biggest|highest|top|lowest|smallest|(?<!\bat )least|fewest)\b"
                        rf"{_CLAUSE}\b(?:by|per)\s+(\w+)", re.I)
+_WHICH = re.compile(r"\b(?:which|what)\s+`?(\w+)`?", re.I)
 _PER_WORD = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
 _SMALLEST = re.compile(r"\b(lowest|smallest|(?<!\bat )least|fewest|bottom)\b", re.I)
 # "which month sold most": a period of the date column (pandas' period codes), not each date
@@ -122,6 +123,10 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     named_groups = list(dict.fromkeys(c for c in (matches(w, frame.columns) for w in words if w) if c))
     if frame.dtypes is None and len(named_groups) > 1:  # which is the number: look at the dtypes first
         named_groups = []
+    # "which customer_id spent the most": an identifier asked for is the group, not a number to rank
+    # ("what is the highest store_id" is still its maximum)
+    asked = {matches(w, frame.columns) for w in _WHICH.findall(prompt)}
+    numeric = [c for c in numeric if not (is_id(c) and c in asked)]
     if numeric and named_groups and not by_word and all(c in numeric for c in named_groups):
         # "what is the highest revenue": the word after the superlative is the number, and no group is
         # named: the column's maximum (262), not the largest group's total (462 for north)
