@@ -113,3 +113,14 @@ async def test_a_date_written_with_slashes_is_said_not_read_not_divided(tmp_path
     codes, answer = await codes_and_answer(agent, prompt)
     assert not any("/" in code for code in codes), codes
     assert "as a date: with slashes it may be month first or day first" in answer
+
+
+@pytest.mark.parametrize("prompt", ["What is the average tenure in years in `staff`?",
+                                    "What is the average tenure in `staff` over the last 3 months?"])
+async def test_a_unit_or_span_of_time_is_no_group_per_period(tmp_path: Path, prompt: str) -> None:
+    # me9: "years" / "months" alone grouped by hire_date's year (month): "2020 1.50, 2021 3.75", no average of all
+    staff = pd.DataFrame({"name": ["a", "b", "c"], "tenure": [1.5, 3.0, 4.5],
+                          "hire_date": pd.to_datetime(["2020-01-01", "2021-05-01", "2021-07-01"])})
+    agent = agent_with({"staff": staff.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    assert "groupby" not in codes[-1] and "the mean tenure of `staff` is 3.00" in answer, codes

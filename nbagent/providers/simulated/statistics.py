@@ -63,8 +63,9 @@ def stat_needs_dtypes(prompt: str, columns: Sequence[str]) -> bool:
 
 
 _PERIOD = re.compile(r"\b(?:per|by|each|every|a|in each)\s+(year|quarter|month|week|day)s?\b"
-                     r"|\b(year|quarter|month|week|dai)(?:ly|s)\b", re.I)
-"""A statistic per period of the dates: "the total revenue per month", "the monthly totals"."""
+                     r"|\b(year|quarter|month|week|dai)ly\b", re.I)
+"""A statistic per period of the dates: "the total revenue per month", "the monthly totals"; not a
+unit or a span ("the average tenure in years", "over the last 3 months": no group)."""
 _PERIOD_CODES = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D", "dai": "D"}
 
 
