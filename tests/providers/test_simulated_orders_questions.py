@@ -233,3 +233,19 @@ async def test_the_highest_identifier_asked_for_is_still_its_maximum(tmp_path: P
     agent = agent_with({"q": pd.DataFrame({"store_id": [1, 2, 1], "revenue": [5.0, 9.0, 6.0]})}, tmp_path)
     codes, answer = await codes_and_answer(agent, "What is the highest store_id in `q`?")
     assert codes[-1] == 'q["store_id"].max()' and "the maximum store_id of `q` is 2" in answer
+
+
+async def test_duplicate_ids_said_in_two_words_are_that_columns_repeats(tmp_path: Path) -> None:
+    # before: "duplicate order ids" counted whole duplicated rows (0) though order 2 appears twice
+    orders = pd.DataFrame({"order_id": [1, 2, 2, 3], "customer": ["a", "b", "a", "c"], "price": [1.0, 2.0, 2.5, 3.0]})
+    agent = agent_with({"orders": orders.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many duplicate order ids are in `orders`?")
+    assert codes[-1] == 'orders["order_id"].duplicated().sum()'
+    assert "1 row of `orders` repeats an earlier row's order_id" in answer
+
+
+async def test_which_cols_have_missing_values_counts_per_column(tmp_path: Path) -> None:
+    customers = pd.DataFrame({"customer": ["a", "b"], "city": [None, "x"]})
+    agent = agent_with({"customers": customers.copy()}, tmp_path)
+    codes, _ = await codes_and_answer(agent, "Which cols have missing values in `customers`?")
+    assert "isna().any(axis=1)" not in codes[-1] and "isna().sum()" in codes[-1], codes

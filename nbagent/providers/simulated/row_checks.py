@@ -14,7 +14,7 @@ from .step import Step
 MISSING_ROWS = re.compile(r"\b(?:rows?|records?|entries|entry|lines?|orders?)\s+(?:(?:of|in|from)\s+`?\w+`?\s+)?"
                           r"(?:with|that\s+have|that\s+has|having"
                           r"|containing|which\s+have|where)\s+(?:any\s+|a\s+|some\s+)?(?:missing|nan|nulls?|na|empty|blank)\b"
-                          r"|\b(?:which|what)\s+(?!(?:columns?|fields?|variables?|features?)\b)\w+\s+(?:have|has|contain)\s+(?:any\s+|a\s+)?"
+                          r"|\b(?:which|what)\s+(?!(?:columns?|cols?|fields?|variables?|features?|attributes?)\b)\w+\s+(?:have|has|contain)\s+(?:any\s+|a\s+)?"
                           r"(?:missing|nan|nulls?|na|empty|blank)\b", re.I)
 """"Show the rows with missing values", "which rows (customers) have a missing value": those rows, not the
 counts ("which columns have missing values" is the counts)."""
@@ -46,7 +46,7 @@ def duplicates(frame: Frame, prompt: str) -> list[Step]:
     else the duplicated rows, every copy (``keep=False``), so that each can be compared with its twin."""
     name = frame.name
     said_col = _DUPLICATED_COLUMN.search(without_frame(name, prompt, frame.columns))
-    col = next((c for c in (matches(w, frame.columns) for w in said_col.groups() if w) if c), None) if said_col else None
+    col = next((c for c in (matches(w, frame.columns) for w in _said_words(said_col)) if c), None) if said_col else None
     if col is not None:  # "how many duplicate customers": values of that column repeated, not whole rows
         return _duplicated_values(frame, col, _HOW_MANY.search(prompt) is not None)
     if _HOW_MANY.search(prompt):
@@ -66,8 +66,14 @@ def duplicates(frame: Frame, prompt: str) -> list[Step]:
 
 
 # "duplicate customers", "duplicated order ids", "duplicates in customer": one column's values
-_DUPLICATED_COLUMN = re.compile(r"\bduplicat\w*\s+(?!rows?\b|records?\b|entries\b|lines?\b|values?\b)(\w+)"
+_DUPLICATED_COLUMN = re.compile(r"\bduplicat\w*\s+(?!rows?\b|records?\b|entries\b|lines?\b|values?\b)(\w+)(?:\s+(\w+))?"
                                 r"|\bduplicat\w*\s+(?:values?\s+)?(?:in|of)\s+(?:the\s+)?(\w+)", re.I)
+
+
+def _said_words(m: re.Match[str]) -> list[str]:
+    """The words that may name the column: "order ids" as order_ids first (order_id), then each."""
+    first, second, of = m.groups()
+    return [w for w in (f"{first}_{second}" if first and second else "", first, of) if w]
 
 
 def _duplicated_values(frame: Frame, col: str, count: bool) -> list[Step]:
@@ -77,7 +83,8 @@ def _duplicated_values(frame: Frame, col: str, count: bool) -> list[Step]:
     if count:
         return [Step("python", {"code": f"{of}.duplicated().sum()"}, f"count the repeated {col} values of `{name}`",
                      reads=lambda out: None if (n := readers.number(out)) is None
-                     else f"{int(n):,} {'row' if int(n) == 1 else 'rows'} of `{name}` repeat an earlier row's {col} "
+                     else f"{int(n):,} {'row' if int(n) == 1 else 'rows'} of `{name}` "
+                          f"{'repeats' if int(n) == 1 else 'repeat'} an earlier row's {col} "
                           f"({col} values seen before; whole rows may still differ)")]
 
     def said(out: str) -> str | None:
