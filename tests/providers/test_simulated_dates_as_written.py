@@ -124,3 +124,13 @@ async def test_a_unit_or_span_of_time_is_no_group_per_period(tmp_path: Path, pro
     agent = agent_with({"staff": staff.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, prompt)
     assert "groupby" not in codes[-1] and "the mean tenure of `staff` is 3.00" in answer, codes
+
+
+@pytest.mark.parametrize("prompt", ["What is the total sales in `orders` in Q1?",
+                                    "What is the total sales in `orders` in the first quarter?"])
+async def test_a_quarter_without_a_year_is_that_quarter_of_every_year(tmp_path: Path, prompt: str) -> None:
+    # me9: "in Q1" dropped without a word: every row's total (271.00) said as the total sales
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, prompt)
+    sold = (ORDERS["price"] * ORDERS["quantity"])[WHEN.dt.quarter == 1].sum()
+    assert ".dt.quarter == 1" in codes[-1] and f"order_date in Q1 (any year) is {sold:,.2f}" in answer, (codes, answer)

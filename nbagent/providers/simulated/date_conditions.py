@@ -27,7 +27,8 @@ _RANGE = (rf"\bbetween\s+(?P<start>{_DAY})\s+and\s+(?P<end>{_DAY})"
           rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b"
           rf"|\b(?:from|between)\s+(?P<m1>{'|'.join(_MONTHS)})\s+(?:to|and)\s+(?P<m2>{'|'.join(_MONTHS)})"
           r"(?:\s+(?P<myear>\d{4}))?\b"
-          r"|\bin\s+(?:q(?P<quarter>[1-4])|the\s+(?P<nth>first|second|third|fourth)\s+quarter\s+of)\s+(?P<qyear>\d{4})\b"
+          r"|\bin\s+(?:q(?P<quarter>[1-4])\b|the\s+(?P<nth>first|second|third|fourth)\s+quarter\b(?:\s+of)?)"
+          r"(?:\s+(?P<qyear>\d{4})\b)?"
           r"|\bin\s+(?:the\s+year\s+)?(?P<year_only>(?:19|20)\d{2})(?![\w./-]|,\d)")
 DATE_ROWS = re.compile(rf"\b(?P<verb>show|list|display|find|get|filter|select|give me|which|how many|count)\b"
                        rf"[^.?!\n]{{0,200}}?(?:{_RANGE})", re.I)
@@ -76,9 +77,11 @@ def _mask(of: str, m: re.Match[str]) -> tuple[str, str]:
         names = [_MONTHS[k - 1].capitalize() for k in months]
         said = f"in {', '.join(names[:-1])} or {names[-1]}" + (f" {year}" if year else "")
         return (f"({of}.dt.year == {year}) & ({mask})" if year else mask), said
-    if m.group("qyear"):  # "in Q1 2024", "in the first quarter of 2024"
-        quarter = m.group("quarter") or _QUARTER[m.group("nth").lower()]
-        return f"({of}.dt.year == {m.group('qyear')}) & ({of}.dt.quarter == {quarter})", f"in Q{quarter} {m.group('qyear')}"
+    if m.group("quarter") or m.group("nth"):  # "in Q1 2024", "in the first quarter of 2024", "in Q1" (any year)
+        quarter, year = m.group("quarter") or _QUARTER[m.group("nth").lower()], m.group("qyear")
+        if year is None:
+            return f"{of}.dt.quarter == {quarter}", f"in Q{quarter} (any year)"
+        return f"({of}.dt.year == {year}) & ({of}.dt.quarter == {quarter})", f"in Q{quarter} {year}"
     if m.group("year_only"):  # "in 2023"
         return f"{of}.dt.year == {m.group('year_only')}", f"in {m.group('year_only')}"
     month = _MONTHS.index(m.group("month").lower()) + 1
