@@ -134,3 +134,18 @@ async def test_a_quarter_without_a_year_is_that_quarter_of_every_year(tmp_path: 
     codes, answer = await codes_and_answer(agent, prompt)
     sold = (ORDERS["price"] * ORDERS["quantity"])[WHEN.dt.quarter == 1].sum()
     assert ".dt.quarter == 1" in codes[-1] and f"order_date in Q1 (any year) is {sold:,.2f}" in answer, (codes, answer)
+
+
+@pytest.mark.parametrize("prompt, said", [("What is the total sales in `orders` last month?", "last month"),
+                                          ("Which region sold most in `orders` in week 5?", "in week 5")])
+async def test_a_time_relative_to_today_is_said_not_applied(tmp_path: Path, prompt: str, said: str) -> None:
+    # before: every row's total (271.00) given as if it were last month's, without a word
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, prompt)
+    assert f'I did not narrow the rows to "{said}"' in answer
+
+
+async def test_a_range_said_as_a_date_gets_no_relative_time_note(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    _, answer = await codes_and_answer(agent, "What is the total sales in `orders` in March 2024?")
+    assert "did not narrow" not in answer and "in March 2024 is 91.00" in answer

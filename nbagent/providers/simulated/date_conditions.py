@@ -112,6 +112,18 @@ def asks_a_change(prompt: str) -> bool:
     return _CHANGE.search(prompt) is not None and _MONTH_TO_MONTH.search(prompt) is not None
 
 
+_RELATIVE = re.compile(r"\b(?:last|this|previous|past|current)\s+(?:\d+\s+)?(?:day|week|month|quarter|year)s?\b"
+                       r"|\b(?:yesterday|today|ytd|mtd|year[- ]to[- ]date|month[- ]to[- ]date)\b|\bin\s+week\s+\d+\b", re.I)
+
+
+def unread_time(prompt: str) -> str | None:
+    """A time said relative to today or by week number ("last month", "this year", "in week 5"),
+    which no rule reads: the answer must say the rows were not narrowed to it, not give every row's
+    total as if it were that period's."""
+    m = _RELATIVE.search(prompt)
+    return None if m is None or _RANGE_AT.search(prompt) else m.group(0)
+
+
 def says_a_range(prompt: str) -> bool:
     """Whether the prompt says a date range ("in March", "after 2024-02-01")."""
     return _RANGE_AT.search(prompt) is not None
@@ -158,4 +170,4 @@ def date_rows(frame: Frame, prompt: str) -> list[Step] | str:
                  reads=shown, shows=True)]
 
 
-__all__ = ["DATE_ROWS", "asks_a_change", "date_condition", "date_rows", "says_a_range"]
+__all__ = ["DATE_ROWS", "asks_a_change", "date_condition", "date_rows", "says_a_range", "unread_time"]

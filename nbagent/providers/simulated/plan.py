@@ -21,7 +21,7 @@ from ...engine.contracts.json_types import JSONValue
 from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame, words_joined
 from .comparisons import compared
-from .date_conditions import asks_a_change, date_condition, says_a_range
+from .date_conditions import asks_a_change, date_condition, says_a_range, unread_time
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
 from .joins import JOIN, join_steps
 from .loading import load_steps, loaded_names, tables_to_load, variable_for
@@ -105,7 +105,14 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     numeric = frame.numeric() if frame.dtypes is not None else None
     dates = frame.dates() if frame.dtypes is not None else []
     steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows, dates) for stat in stats]
-    return steps, notes
+    return steps, [*notes, *_not_narrowed(prompt if is_frame else "")]
+
+
+def _not_narrowed(prompt: str) -> list[str]:
+    """Why the answer is of every row when the prompt says "last month" (no date is read relative to today)."""
+    said = unread_time(prompt)
+    return [] if said is None else [f"I did not narrow the rows to \"{said}\": dates relative to today or week numbers "
+                                    "are not read here; say the range, e.g. \"in March 2024\" or \"after 2024-03-01\"."]
 
 
 _STAT_ASKED = re.compile(rf"\b(?:{'|'.join(statistics.STATS)})\b", re.I)
