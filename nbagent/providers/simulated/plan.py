@@ -93,8 +93,7 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     pair = compared(frame, about, calls) if stats and is_frame and rows is None else None
     if isinstance(pair, (Step, str)):  # "compare the average price of North and South": which column holds them
         return ([*steps, pair], notes) if isinstance(pair, Step) else (steps, [*notes, pair])
-    # "per sales_region": a column of several words is one word after "per" (as matches reads it)
-    rows, about = (pair.rows, f"{pair.rows.cut_from(about)} per {_one_word(pair.by)}") if pair else (rows, about)
+    rows, about = (pair.rows, pair.rows.cut_from(about)) if pair else (rows, about)
     if stats and is_frame and not frame.looked and (not frame.columns or says_a_range(about)
                                                     or statistics.stat_needs_dtypes(about, frame.columns)):
         # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
@@ -104,7 +103,8 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
     numeric = frame.numeric() if frame.dtypes is not None else None
     dates = frame.dates() if frame.dtypes is not None else []
-    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows, dates) for stat in stats]
+    group = pair.by if pair else None  # the column holding the values compared, by its name whatever it is
+    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows, dates, group) for stat in stats]
     return steps, [*notes, *_not_narrowed(prompt if is_frame else "")]
 
 
@@ -135,10 +135,6 @@ def _names(words: str, view: KernelView) -> list[str]:
     names = _BACKTICKED.findall(words)
     common = [n for n in _COMMON_NAMES.findall(words) if n in view.variables or not view.variables]
     return list(dict.fromkeys(names + common))
-
-
-def _one_word(col: str) -> str:
-    return re.sub(r"\s+", "_", col)
 
 
 def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: list[str],

@@ -84,7 +84,8 @@ def _group_key(name: str, prompt: str, columns: Sequence[str], dates: Sequence[s
 
 
 def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind: str,
-              numeric: Sequence[str] | None = None, rows: Condition | None = None, dates: Sequence[str] = ()) -> Step:
+              numeric: Sequence[str] | None = None, rows: Condition | None = None, dates: Sequence[str] = (),
+              group: str | None = None) -> Step:
     """A statistic of a named column (``df["revenue"].mean()``), of every numeric column, of a
     Series or array (``x.mean()``), or of a plain sequence (``sum(xs) / len(xs)``); ``kind`` is
     "frame" or the variable's type; ``numeric``: the numeric columns, once known; ``rows``: a
@@ -93,7 +94,8 @@ def stat_step(name: str, stat: str, columns: tuple[str, ...], prompt: str, kind:
     chosen = named(prompt, columns)
     if numeric is not None and any(c in numeric for c in chosen):  # "region … the average revenue": not region's
         chosen = [c for c in chosen if c in numeric]
-    key, by = _group_key(name, prompt, columns, dates) or ("", None)
+    # ``group``: a column already chosen ("compare North and South": the one holding them), whatever its name
+    key, by = (literal(group), group) if group else _group_key(name, prompt, columns, dates) or ("", None)
     values = [c for c in chosen if c != by]
     if kind != "frame":
         return _of_sequence(name, stat, word, kind)
