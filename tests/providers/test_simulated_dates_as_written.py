@@ -149,3 +149,10 @@ async def test_a_range_said_as_a_date_gets_no_relative_time_note(tmp_path: Path)
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     _, answer = await codes_and_answer(agent, "What is the total sales in `orders` in March 2024?")
     assert "did not narrow" not in answer and "in March 2024 is 91.00" in answer
+
+
+async def test_a_quarter_of_a_year_said_with_of_keeps_the_year(tmp_path: Path) -> None:
+    agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "How many orders in `orders` in Q1 of 2024?")
+    assert "(orders[\"order_date\"].dt.year == 2024) & (orders[\"order_date\"].dt.quarter == 1)" in codes[-1], codes
+    assert "order_date in Q1 2024" in answer

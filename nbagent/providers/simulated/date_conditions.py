@@ -27,8 +27,8 @@ _RANGE = (rf"\bbetween\s+(?P<start>{_DAY})\s+and\s+(?P<end>{_DAY})"
           rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b"
           rf"|\b(?:from|between)\s+(?P<m1>{'|'.join(_MONTHS)})\s+(?:to|and)\s+(?P<m2>{'|'.join(_MONTHS)})"
           r"(?:\s+(?P<myear>\d{4}))?\b"
-          r"|\bin\s+(?:q(?P<quarter>[1-4])\b|the\s+(?P<nth>first|second|third|fourth)\s+quarter\b(?:\s+of)?)"
-          r"(?:\s+(?P<qyear>\d{4})\b)?"
+          r"|\bin\s+(?:q(?P<quarter>[1-4])|the\s+(?P<nth>first|second|third|fourth)\s+quarter)\b"
+          r"(?:(?:\s+of)?\s+(?P<qyear>\d{4})\b)?"
           r"|\bin\s+(?:the\s+year\s+)?(?P<year_only>(?:19|20)\d{2})(?![\w./-]|,\d)")
 DATE_ROWS = re.compile(rf"\b(?P<verb>show|list|display|find|get|filter|select|give me|which|how many|count)\b"
                        rf"[^.?!\n]{{0,200}}?(?:{_RANGE})", re.I)
