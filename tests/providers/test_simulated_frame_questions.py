@@ -16,10 +16,13 @@ from .test_simulated_rule_code import agent_with, codes_and_answer
 async def test_a_group_the_frame_lacks_falls_back_to_a_text_column_not_the_dates(tmp_path: Path) -> None:
     agent = agent_with({"orders": ORDERS.copy()}, tmp_path)
     codes, answer = await codes_and_answer(agent, "Which region sells most in `orders`?")
-    assert codes[-1] == 'orders.groupby("customer")["price"].sum().sort_values(ascending=False)'  # main: by order_date
+    # main (earlier): by order_date; "sells" totals price × quantity (me9: not the prices)
+    assert codes[-1] == ('(orders.assign(sales=orders["price"] * orders["quantity"])\n'
+                         ' .groupby("customer")["sales"].sum().sort_values(ascending=False))')
+    sold = (ORDERS["price"] * ORDERS["quantity"]).groupby(ORDERS["customer"]).sum()
     # and says so (main: "cy has the largest total price (47.00) by customer.", as if asked by customer)
     assert answer.startswith("(simulated model) `orders` has no region column, so I grouped by customer: "
-                             "cy has the largest total price (47.00) by customer.")
+                             f"{sold.idxmax()} has the largest total sales ({sold.max():.2f}) by customer")
 
 
 async def test_y_over_a_column_plots_y_against_that_column(tmp_path: Path) -> None:

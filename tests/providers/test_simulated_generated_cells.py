@@ -3,6 +3,7 @@ variable of the user's, and a condition computes the rows asked for (each cell r
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pandas as pd
@@ -12,14 +13,54 @@ from .test_simulated_rule_code import agent_with, codes_and_answer, run
 from .test_simulated_sales_questions import SALES
 
 
+def assigned(codes: list[str]) -> list[str]:
+    """The names the cells assign at their top level (a lambda's argument is none)."""
+    found: list[str] = []
+    for code in codes:
+        for node in ast.parse(code).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            found += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return found
+
+
+async def test_no_cell_assigns_a_name_a_user_variable_unknown_to_the_facts_may_hold(tmp_path: Path) -> None:
+    # a notebook of more than 40 variables: the facts list 40 and name the rest only by count, so a
+    # sales_selected / sales_spent of the user's is unknown to the model. Before: sales_selected = …,
+    # sales_spent = … overwrote them; now the cells assign no name at all
+    from nbagent import Agent
+    from nbagent.engine.loop.facts import NotebookState, VariableInfo
+    from nbagent.providers.simulated import SimulatedAPI
+    from nbagent.tools.executor import NamespaceExecutor
+
+    mine, theirs = pd.DataFrame({"kept": [1, 2]}), [1, 2, 3]
+    ns = {"sales": SALES.copy(), "sales_selected": mine, "sales_spent": theirs}
+
+    def facts() -> NotebookState:  # sales only: the other two are past the 40 names listed
+        shown = [VariableInfo("sales", "DataFrame", f"shape {SALES.shape}, columns {list(SALES.columns)}")]
+        return NotebookState(shown, [], None, left_out="Left out: 2 more variables", left_out_names=[])
+
+    agent = Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path, allow=["python"],
+                  executor=NamespaceExecutor(ns), kernel_facts=facts)
+    for prompt in ("Which customer spent the most for quantity above 1 in `sales`?",
+                   "Which customer spent the most in `sales` where price above 10?",
+                   "What is the share of each region in total sales in `sales`?"):
+        codes, answer = await codes_and_answer(agent, prompt)
+        assert not assigned(codes), codes
+    assert ns["sales_selected"] is mine and ns["sales_spent"] is theirs
+    spent = (SALES["price"] * SALES["quantity"])[SALES["price"] > 10].groupby(SALES["customer"]).sum()
+    codes, answer = await codes_and_answer(agent, "Which customer spent the most in `sales` where price above 10?")
+    assert f"{spent.idxmax()} has the largest total spent ({spent.max():,.2f}) by customer" in answer
+
+
 async def test_the_selected_rows_never_overwrite_a_users_variable_of_that_name(tmp_path: Path) -> None:
     mine = pd.DataFrame({"kept": [1, 2]})
     ns = {"sales": SALES.copy(), "sales_selected": mine}
     agent = agent_with(ns, tmp_path)
     codes, _ = await codes_and_answer(agent, "Which customer spent the most for quantity above 1 in `sales`?")
     # before: sales_selected = sales[…], the user's own sales_selected replaced without a word
-    assert codes[-1].startswith('sales_selected_2 = sales[sales["quantity"] > 1]\n')
-    assert ns["sales_selected"] is mine
+    assert codes[-1].startswith('(sales.assign(spent=sales["price"] * sales["quantity"])\n .loc[sales["quantity"] > 1]\n')
+    assert not assigned(codes) and ns["sales_selected"] is mine
 
 
 async def test_the_shares_never_overwrite_a_users_variable_of_that_name(tmp_path: Path) -> None:
@@ -27,8 +68,8 @@ async def test_the_shares_never_overwrite_a_users_variable_of_that_name(tmp_path
     ns = {"sales": SALES.copy(), "sales_spent": mine}
     agent = agent_with(ns, tmp_path)
     codes, _ = await codes_and_answer(agent, "What is the share of each region in total sales in `sales`?")
-    assert codes[-1].startswith('sales_spent_2 = sales["price"] * sales["quantity"]\n')
-    assert ns["sales_spent"] is mine
+    assert codes[-1].startswith('(\n    (sales["price"] * sales["quantity"]).groupby(sales["region"]).sum()\n')
+    assert not assigned(codes) and ns["sales_spent"] is mine
 
 
 MESSY = SALES.assign(price=[12.0, None, 15.0, 30.0, 12.0, 5.0, 9.0], customer=["ann", "bob", "a(n)", "cy", "bob", None, "ann"])
@@ -121,5 +162,30 @@ async def test_the_selected_rows_never_overwrite_a_variable_the_facts_name_only(
     agent = Agent(provider="simulated", simulated_options={"api": SimulatedAPI()}, cwd=tmp_path, allow=["python"],
                   executor=NamespaceExecutor(ns), kernel_facts=facts)
     codes, _ = await codes_and_answer(agent, "Which customer spent the most for quantity above 1 in `sales`?")
-    assert codes[-1].startswith('sales_selected_2 = sales[sales["quantity"] > 1]\n')
-    assert ns["sales_selected"] is mine
+    assert not assigned(codes) and ns["sales_selected"] is mine
+
+
+async def test_loading_a_csv_never_replaces_a_users_variable_of_its_name(tmp_path: Path) -> None:
+    # before: "load sales.csv" wrote sales = pd.read_csv(…) over the user's own `sales`, and "load
+    # pd.csv" wrote pd = pd.read_csv(…) over pandas itself; now sales_csv / pd_csv, and the answer says why
+    SALES.to_csv(tmp_path / "sales.csv", index=False)
+    SALES.to_csv(tmp_path / "pd.csv", index=False)
+    mine = pd.DataFrame({"kept": [1, 2]})
+    ns = {"sales": mine}
+    agent = agent_with(ns, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Load sales.csv")
+    assert assigned(codes) == ["sales_csv"] and ns["sales"] is mine, codes
+    assert ns["sales_csv"].shape == SALES.shape
+    assert "Loaded sales.csv into `sales_csv` (`sales` is already one of your variables, left as it is)" in answer
+    codes, _ = await codes_and_answer(agent, "Load pd.csv")
+    assert assigned(codes) == ["pd_csv"] and ns["pd"] is pd, codes
+
+
+async def test_loading_a_csv_again_reloads_the_variable_this_session_made(tmp_path: Path) -> None:
+    SALES.to_csv(tmp_path / "sales.csv", index=False)
+    ns: dict[str, object] = {}
+    agent = agent_with(ns, tmp_path)
+    first, _ = await codes_and_answer(agent, "Load sales.csv")
+    again, answer = await codes_and_answer(agent, "Load sales.csv")
+    assert assigned(first) == assigned(again) == ["sales"], again
+    assert "Loaded sales.csv into `sales`;" in answer

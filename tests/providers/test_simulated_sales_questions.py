@@ -105,8 +105,10 @@ async def test_what_the_selected_rows_spent_is_computed_on_those_rows(tmp_path: 
     codes, answer = await codes_and_answer(agent, "Which customer spent the most for quantity above 1 in `sales`?")
     # main: sales[sales["quantity"] > 1].assign(spent=sales["price"] * sales["quantity"]): the whole
     # frame's columns, right only because assign aligns them on the index
-    assert codes[-1] == ('sales_selected = sales[sales["quantity"] > 1]\n'
-                         '(sales_selected.assign(spent=sales_selected["price"] * sales_selected["quantity"])\n'
+    # (me8 wrote sales_selected = sales[…] first, a name that could be a user's; now spent is made on
+    # the whole frame and the rows selected after, no name assigned)
+    assert codes[-1] == ('(sales.assign(spent=sales["price"] * sales["quantity"])\n'
+                         ' .loc[sales["quantity"] > 1]\n'
                          ' .groupby("customer")["spent"].sum().sort_values(ascending=False))')
     chosen = SALES[SALES["quantity"] > 1]
     best = (chosen["price"] * chosen["quantity"]).groupby(chosen["customer"]).sum().sort_values(ascending=False)
@@ -212,8 +214,8 @@ async def test_the_share_of_each_region_in_total_sales_divides_by_the_whole(tmp_
     agent = agent_with({"sales": sales}, tmp_path)
     codes, answer = await codes_and_answer(agent, "What is the share of each region in total sales in `sales`?")
     # main: sales["region"].sum(): the region names glued into one string
-    assert codes[-1] == ('sales_spent = sales["price"] * sales["quantity"]\n'
-                         '(sales_spent.groupby(sales["region"]).sum() / sales_spent.sum()).sort_values(ascending=False)')
+    assert codes[-1] == ('(\n    (sales["price"] * sales["quantity"]).groupby(sales["region"]).sum()\n'
+                         '    / (sales["price"] * sales["quantity"]).sum()\n).sort_values(ascending=False)')
     spent = SALES["price"] * SALES["quantity"]
     shares = (spent.groupby(SALES["region"]).sum() / spent.sum()).sort_values(ascending=False)
     listed = ", ".join(f"{r} {v * 100:.1f}%" for r, v in shares.items())

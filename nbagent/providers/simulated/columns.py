@@ -40,13 +40,13 @@ class Frame:
     taken: frozenset[str] = frozenset()
     """The notebook's variable names (the facts'): a name the code makes must not overwrite one."""
 
-    def free_name(self, base: str) -> str:
-        """``base`` ("sales_selected"), or ``base_2``, ``base_3`` … when the user has that variable."""
-        names = (base if k == 1 else f"{base}_{k}" for k in range(1, len(self.taken) + 2))
-        return next(n for n in names if n not in self.taken)
-
     def numeric(self) -> list[str]:
         return [c for c, t in (self.dtypes or {}).items() if readers.is_numeric(t)]
+
+    def measures(self) -> list[str]:
+        """The numeric columns worth totalling or averaging when the prompt names none: not an
+        identifier (``order_id``: the total of the order numbers answers nothing)."""
+        return [c for c in self.numeric() if not is_id(c)]
 
     def text(self) -> list[str]:
         """The columns to group by: neither numbers nor dates (grouping by each date is no grouping)."""
@@ -118,6 +118,31 @@ def view_with_looks(view: KernelView, calls: Sequence[Call]) -> KernelView:
     return seen
 
 
+_ID_WORDS = frozenset({"id", "ids", "key", "no", "num", "number", "code", "zip", "sku"})
+_ALONE_ID_WORDS = frozenset({"id", "ids", "sku", "zip"})
+
+
+def is_id(name: str) -> bool:
+    """Whether a column's name says it identifies rows (``id``, ``order_id``, ``customerId``,
+    ``invoice_no``) rather than measures them."""
+    words = [w.lower() for w in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if w]
+    # a name of one word is an identifier only when it says so ("id", "sku"): a column called
+    # "number" or "code" alone is as often a measure (a player's number totalled by team)
+    return bool(words) and words[-1] in _ID_WORDS and (len(words) > 1 or words[-1] in _ALONE_ID_WORDS)
+
+
+def variable_of(code: str) -> str:
+    """The user's variable an expression is of (``orders`` of ``orders.assign(…).loc[…]``)."""
+    m = re.match(r"[A-Za-z_]\w*", code)
+    return m.group(0) if m else code
+
+
+def _is_when(name: str) -> bool:
+    """Whether a column's name ends in a word saying it holds dates (``order_date``, ``created_at``):
+    "order" in "the order value" is not it."""
+    return re.split(r"[\W_]+", name.lower())[-1] in ("date", "time", "datetime", "timestamp", "at", "on", "ts", "dt")
+
+
 def matches(word: str, columns: Sequence[str]) -> str | None:
     """The column ``word`` names: the same, or its singular/plural, ignoring case."""
     w = word.lower()
@@ -128,9 +153,9 @@ def matches(word: str, columns: Sequence[str]) -> str | None:
     for c in columns:  # a name of several words is one word in a condition: "sales region" as sales_region
         if _joined(c) in forms:
             return c
-    for c in columns:  # "temperature" for temp_c, "revenues" for revenue_eur
+    for c in columns:  # "temperature" for temp_c, "revenues" for revenue_eur; not "order" for order_id
         stem = c.lower().split("_")[0]
-        if len(stem) >= 4 and w.startswith(stem) and "_" in c:
+        if len(stem) >= 4 and w.startswith(stem) and "_" in c and not is_id(c) and not _is_when(c):
             return c
     return None
 
@@ -196,5 +221,5 @@ def named(prompt: str, columns: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(c for c in found if c is not None))
 
 
-__all__ = ["Frame", "column", "columns_said", "frame_of", "literal", "look_code", "matches", "named",
-           "view_with_looks", "without_frame", "words_joined", "wrapped"]
+__all__ = ["Frame", "column", "columns_said", "frame_of", "is_id", "literal", "look_code", "matches", "named",
+           "variable_of", "view_with_looks", "without_frame", "words_joined", "wrapped"]

@@ -8,6 +8,7 @@ The rows are selected, or counted when "how many" is asked; the date column must
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from . import readers, selection
 from .columns import Frame, column, literal, without_frame, wrapped
@@ -15,10 +16,20 @@ from .step import Step
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")
-_DAY = r"\d{4}-\d{2}-\d{2}"
+# a day as people write it: 2024-02-01, "Feb 1, 2024", "February 1st 2024", "1 March 2024", "1st of Mar. 2024"
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_NTH = r"\d{1,2}(?:st|nd|rd|th)?"
+_DAY = (rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+{_NTH},?\s+\d{{4}}|{_NTH}\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})"
+        r"(?![\w-])")
+_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
 _RANGE = (rf"\bbetween\s+(?P<start>{_DAY})\s+and\s+(?P<end>{_DAY})"
           rf"|\b(?P<op>on\s+or\s+after|on\s+or\s+before|after|since|before|until)\s+(?P<day>{_DAY})"
-          rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b")
+          rf"|\bin\s+(?P<month>{'|'.join(_MONTHS)})(?:\s+(?P<year>\d{{4}}))?\b"
+          rf"|\b(?:from|between)\s+(?P<m1>{'|'.join(_MONTHS)})\s+(?:to|and)\s+(?P<m2>{'|'.join(_MONTHS)})"
+          r"(?:\s+(?P<myear>\d{4}))?\b"
+          r"|\bin\s+(?:q(?P<quarter>[1-4])|the\s+(?P<nth>first|second|third|fourth)\s+quarter)\b"
+          r"(?:(?:\s+of)?\s+(?P<qyear>\d{4})\b)?"
+          r"|\bin\s+(?:the\s+year\s+)?(?P<year_only>(?:19|20)\d{2})(?![\w./-]|,\d)")
 DATE_ROWS = re.compile(rf"\b(?P<verb>show|list|display|find|get|filter|select|give me|which|how many|count)\b"
                        rf"[^.?!\n]{{0,200}}?(?:{_RANGE})", re.I)
 """"Show the orders between 2024-01-01 and 2024-02-15", "how many orders after 2024-02-01",
@@ -27,17 +38,52 @@ _RANGE_AT = re.compile(_RANGE, re.I)
 _OPS = {"after": ">", "since": ">=", "on or after": ">=", "before": "<", "until": "<=", "on or before": "<="}
 
 
+def _iso(said: str) -> str:
+    """A day as written ("Feb 1, 2024", "1st March 2024") in ISO form, as the code compares it
+    (2024-02-01); as written when it is no calendar day (pandas then says why)."""
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", said)
+    if m is None:
+        day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b", said)
+        month = re.search(r"[a-z]+", said, re.I)
+        year = re.search(r"\d{4}", said)
+        m_no = next((i + 1 for i, n in enumerate(_MONTHS) if month and n.startswith(month.group(0).lower()[:3])), 0)
+        parts = (int(year.group(0)), m_no, int(day.group(1))) if day and year and m_no else None
+    else:
+        parts = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    try:
+        return date(*parts).isoformat() if parts else said
+    except ValueError:
+        return said
+
+
 def _mask(of: str, m: re.Match[str]) -> tuple[str, str]:
     """The mask code of the range ``m`` says on the column ``of``, and how the answer says it."""
     # a date said is a whole day: 2024-02-15 18:00 is "until 2024-02-15", not "after 2024-02-15", so
     # the times are dropped (.dt.normalize()) where comparing with the day's midnight would miss them
     day = f"{of}.dt.normalize()"
     if m.group("start"):
-        start, end = m.group("start"), m.group("end")
+        start, end = _iso(m.group("start")), _iso(m.group("end"))
         return f"{day}.between({literal(start)}, {literal(end)})", f"between {start} and {end} (both included)"
     if m.group("op"):
-        op = _OPS[re.sub(r"\s+", " ", m.group("op").lower())]
-        return f"{day if op in ('>', '<=') else of} {op} {literal(m.group('day'))}", f"{m.group('op').lower()} {m.group('day')}"
+        op, when = _OPS[re.sub(r"\s+", " ", m.group("op").lower())], _iso(m.group("day"))
+        return f"{day if op in ('>', '<=') else of} {op} {literal(when)}", f"{m.group('op').lower()} {when}"
+    if m.group("m1"):  # "from January to March 2024": each month from the first to the last, both included
+        first, last = (_MONTHS.index(m.group(g).lower()) + 1 for g in ("m1", "m2"))
+        # not only the two said: "the total from January to March" is of February too; a range
+        # across the year's end ("from November to February") is the two months said
+        months = list(range(first, last + 1)) if first <= last else [first, last]
+        year = m.group("myear")
+        mask = f"{of}.dt.month.isin({months})"
+        names = [_MONTHS[k - 1].capitalize() for k in months]
+        said = f"in {', '.join(names[:-1])} or {names[-1]}" + (f" {year}" if year else "")
+        return (f"({of}.dt.year == {year}) & ({mask})" if year else mask), said
+    if m.group("quarter") or m.group("nth"):  # "in Q1 2024", "in the first quarter of 2024", "in Q1" (any year)
+        quarter, year = m.group("quarter") or _QUARTER[m.group("nth").lower()], m.group("qyear")
+        if year is None:
+            return f"{of}.dt.quarter == {quarter}", f"in Q{quarter} (any year)"
+        return f"({of}.dt.year == {year}) & ({of}.dt.quarter == {quarter})", f"in Q{quarter} {year}"
+    if m.group("year_only"):  # "in 2023"
+        return f"{of}.dt.year == {m.group('year_only')}", f"in {m.group('year_only')}"
     month = _MONTHS.index(m.group("month").lower()) + 1
     if m.group("year"):  # not .dt.to_period("M"): it warns on a column with a time zone
         said = f"in {m.group('month').capitalize()} {m.group('year')}"
@@ -54,6 +100,28 @@ def date_condition(frame: Frame, prompt: str) -> selection.Condition | None:
         return None
     mask, said = _mask(column(frame.name, dates[0]), m)
     return selection.Condition(mask, f"{dates[0]} {said}", m.start(), m.end())
+
+
+_CHANGE = re.compile(r"\b(?:chang\w*|grow\w*|grew|growth|differ\w*|compar\w*|increas\w*|decreas\w*|drop\w*)\b", re.I)
+_MONTH_TO_MONTH = re.compile(rf"\b(?:from|between)\s+(?:{'|'.join(_MONTHS)})\s+(?:to|and)\s+(?:{'|'.join(_MONTHS)})\b", re.I)
+
+
+def asks_a_change(prompt: str) -> bool:
+    """Whether the prompt asks how something changed from one month to another ("how did total sales
+    change from January to February"): the statistic of each of the two months, side by side."""
+    return _CHANGE.search(prompt) is not None and _MONTH_TO_MONTH.search(prompt) is not None
+
+
+_RELATIVE = re.compile(r"\b(?:last|this|previous|past|current)\s+(?:\d+\s+)?(?:day|week|month|quarter|year)s?\b"
+                       r"|\b(?:yesterday|today|ytd|mtd|year[- ]to[- ]date|month[- ]to[- ]date)\b|\bin\s+week\s+\d+\b", re.I)
+
+
+def unread_time(prompt: str) -> str | None:
+    """A time said relative to today or by week number ("last month", "this year", "in week 5"),
+    which no rule reads: the answer must say the rows were not narrowed to it, not give every row's
+    total as if it were that period's."""
+    m = _RELATIVE.search(prompt)
+    return None if m is None or _RANGE_AT.search(prompt) else m.group(0)
 
 
 def says_a_range(prompt: str) -> bool:
@@ -102,4 +170,4 @@ def date_rows(frame: Frame, prompt: str) -> list[Step] | str:
                  reads=shown, shows=True)]
 
 
-__all__ = ["DATE_ROWS", "date_condition", "date_rows", "says_a_range"]
+__all__ = ["DATE_ROWS", "asks_a_change", "date_condition", "date_rows", "says_a_range", "unread_time"]

@@ -26,6 +26,8 @@ class Spent(NamedTuple):
 
     code: str
     said: str
+    col: str = "spent"
+    """The made column's name: "spent" (who spent most), "sales" (which region sells most)."""
 
     def named_in(self, text: str) -> str:
         """``text`` naming the ``spent`` column where it says "paid", "spend" …, so that it is what
@@ -61,7 +63,7 @@ def _names_a_number(frame: Frame, prompt: str) -> bool:
         return False
     start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, said.start())), default=0)
     end = next((m.start() for m in _SENTENCE_END.finditer(text, said.end())), len(text))
-    return bool(named(text[start:end], frame.numeric()))
+    return bool(named(text[start:end], frame.measures()))  # "which customer_id spent most": no number named
 
 
 # "the (3) most paid orders", "the top 5 orders by amount paid", "which orders paid the most": the
@@ -126,6 +128,22 @@ def asks_value(prompt: str) -> bool:
     return _VALUE_WORDS.search(prompt) is not None
 
 
+# "which region sells most", "the top 3 customers by revenue": ranked by what each row sold for
+_SOLD = re.compile(r"\b(?:sales|revenue|turnover|sells?|sold|selling|order\s+values?|sales\s+values?)\b", re.I)
+
+
+def sold(frame: Frame, prompt: str) -> Spent | None:
+    """A ``sales`` column (price × quantity) for a ranking that asks what was sold ("which region
+    sells most") in a frame with a price and a quantity and no amount column, naming no number
+    column itself ("which region sells the most units": the units); None otherwise."""
+    if frame.dtypes is None or not _SOLD.search(prompt) or any(_AMOUNTS.match(c) for c in frame.columns):
+        return None
+    if any(c in frame.measures() for c in named(prompt, frame.columns)):
+        return None
+    found = row_value(frame.name, frame.columns, frame.numeric(), "sales")
+    return None if found is None else Spent(found.code, f"sales being {found.said}", "sales")
+
+
 def row_value(name: str, columns: tuple[str, ...], numeric: Sequence[str] | None, prompt: str) -> Spent | None:
     """``orders["price"] * orders["quantity"]`` when the prompt asks for sales or order value and the
     frame has a price and a quantity column but no amount column; None otherwise (or while the
@@ -139,4 +157,4 @@ def row_value(name: str, columns: tuple[str, ...], numeric: Sequence[str] | None
     return Spent(f"{column(name, price)} * {column(name, quantity)}", f"{price} × {quantity}")
 
 
-__all__ = ["PAID_ROWS", "Spent", "asks_value", "paid_rows", "row_value", "spends", "with_spent"]
+__all__ = ["PAID_ROWS", "Spent", "asks_value", "paid_rows", "row_value", "sold", "spends", "with_spent"]

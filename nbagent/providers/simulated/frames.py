@@ -15,7 +15,7 @@ from . import readers, row_checks, selection, shares, sorting, statistics
 from .columns import Frame, column, look_code, matches, without_frame
 from .correlation import CORRELATION, correlation
 from .date_conditions import DATE_ROWS, date_condition, date_rows, says_a_range
-from .derived import PAID_ROWS, paid_rows, spends, with_spent
+from .derived import PAID_ROWS, paid_rows, sold, spends, with_spent
 from .groups import GROUP, largest_group, rows_counted, rows_per_period
 from .step import Step
 
@@ -34,13 +34,36 @@ _HOW_MANY = re.compile(r"\bhow many\s+(?!(?:missing|nan|nulls?|na|empty|blanks?)
 _UNIQUE = re.compile(r"\b(?:how many|number of|count (?:of )?(?:the )?)\s*(?:unique|distinct|different)\s+(\w+)", re.I)
 
 
+# "price between 10 and 20" (numbers, not dates: "between 2024-01-01 and …" is a date range)
+_NUM = r"([$€£]?-?\d+(?:\.\d+)?k?)(?![\w/-]|[.,]\d)"
+_BETWEEN = re.compile(rf"\b(\w+)\s+(?:is\s+|are\s+|of\s+)?between\s+{_NUM}\s+and\s+{_NUM}", re.I)
+
+
+_MOST_COMMON = re.compile(r"\b(?:the\s+)?most\s+(?:common|frequent|popular)\s+(\w+)", re.I)
+_VALUE_OF = re.compile(r"\s(?:from|in|of)\s+the\s+([A-Z][\w-]*)\s+(\w+)\b")
+
+
 def rows_by_name(frame: Frame, prompt: str) -> str:
     """``prompt`` with "the top 3 orders" of a frame called `orders` said as "the top 3 rows": its
-    rows, not a group called "orders" (kept when a column has the frame's name)."""
+    rows, not a group called "orders" (kept when a column has the frame's name); "price between 10
+    and 20" said as the two conditions it is, "price at least 10 and price at most 20" (both included)."""
+    # "the most common region": which region appears most often (its rows counted, not a total)
+    prompt = _MOST_COMMON.sub(lambda m: f"the {m.group(1)} that appears most often"
+                              if matches(m.group(1), frame.columns) else m.group(0), prompt)
+    # "orders from the North region": where region is North
+    prompt = _VALUE_OF.sub(lambda m: f" where {m.group(2)} is {m.group(1)}"
+                           if matches(m.group(2), frame.columns) and not matches(m.group(1), frame.columns)
+                           else m.group(0), prompt)
+    prompt = _BETWEEN.sub(lambda m: f"{m.group(1)} at least {m.group(2)} and {m.group(1)} at most {m.group(3)}"
+                          if matches(m.group(1), frame.columns) else m.group(0), prompt)
     name = frame.name
     if any(c.lower() == name.lower() for c in frame.columns):
         return prompt
     forms = "|".join(re.escape(f) for f in dict.fromkeys((name, name.rstrip("s"))) if f)
+    # "the 5 largest orders by quantity": the top 5 rows by quantity, not each customer's total
+    prompt = re.sub(rf"\b(\d+)\s+(largest|biggest|highest|smallest|lowest)\s+`?(?:{forms}|rows|records|entries)`?(?=\s+by\b)",
+                    lambda m: f"{'bottom' if m.group(2).lower() in ('smallest', 'lowest') else 'top'} {m.group(1)} rows",
+                    prompt, flags=re.I)
     return re.sub(rf"\b(top|bottom|first|last)\s+(\d+)\s+`?(?:{forms})`?(?=\s|$|[.,?!])", r"\1 \2 rows", prompt,
                   flags=re.I)
 
@@ -121,6 +144,9 @@ def _how_many(frame: Frame, prompt: str) -> list[Step] | str:
     (of a number column, "how many units were sold", its total); "how many orders are there" (the
     frame's own name) or "how many records": its rows; "how many sales does each region have": the
     rows per region; anything else in the clause ("how many people are older than 40") is unclear."""
+    if not any(c.lower() == frame.name.lower() for c in frame.columns):
+        # "how many orders per region" in `orders`: its rows (the name taken out left "how many per region")
+        prompt = re.sub(rf"\b(how many)\s+`?{re.escape(frame.name)}\b`?", r"\1 rows", prompt, flags=re.I)
     m = _HOW_MANY.search(without_frame(frame.name, prompt, frame.columns))
     period = _PER_PERIOD.search(m.group(0)) if m else None
     if period is not None and matches(period.group(1), frame.columns) is None:  # "how many orders per month"
@@ -243,46 +269,37 @@ def frame_steps(frame: Frame, intent: str, prompt: str) -> list[Step] | str:
     about, notes = without_frame(frame.name, prompt, frame.columns), []
     about = rows.cut_from(about) if rows is not None else about
     spent = with_spent(frame, prompt if rows is None else about)  # a condition's column is not what was spent
+    spent = spent or sold(frame, about)  # "which region sells most": price × quantity, not the prices
     if rows is None and spent is None:
         return made
-    setup = ""
-    if rows is not None and spent is not None:
-        # what those rows spent, written on them as a person would (not the whole frame's columns,
-        # right only by index alignment)
-        selected = frame.free_name(f"{frame.name}_selected")  # never one of the user's variables
-        setup = f"{selected} = {frame.name}[{rows.mask}]\n"
-        frame = replace(frame, name=selected)
-        spent = with_spent(frame, about) or spent
-    elif rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
-        frame = replace(frame, name=f"{frame.name}[{rows.mask}]")
-    if rows is not None:
-        notes.append(f"among the rows with {rows.said}")
+    segments = [frame.name]  # the ranked frame's code, in the pieces a long cell is broken at
     if spent is not None:  # "which customer spent the most": price × quantity, not the prices
-        frame = replace(frame, name=f"{frame.name}.assign(spent={spent.code})", columns=(*frame.columns, "spent"),
-                        dtypes={**(frame.dtypes or {}), "spent": "float64"})
+        segments = [f"{frame.name}.assign({spent.col}={spent.code})"]
+        frame = replace(frame, columns=(*frame.columns, spent.col), dtypes={**(frame.dtypes or {}), spent.col: "float64"})
         # said first, so that it is what is totalled (not a price named earlier: "sort by price. Who spent most?")
-        about = f"spent: {spent.named_in(about)}"
+        about = f"{spent.col}: {spent.named_in(about)}"
+    if rows is not None:  # "… for units above 1": those rows ranked, the condition's column no group or value
+        # after the assign: spent is made on the whole frame, then the rows selected, and no name is
+        # assigned, so none of the user's variables (the facts list 40 at most) can be overwritten
+        segments = [*segments, f".loc[{rows.mask}]"] if spent is not None else [f"{frame.name}[{rows.mask}]"]
+        notes.append(f"among the rows with {rows.said}")
+    if spent is not None:
         notes.append(spent.said)
+    frame = replace(frame, name="".join(segments))
     within = _SKILLS[intent][1](frame, about)
     if isinstance(within, str):
         return within
-    return [_after(setup, _chained(_saying(step, ", ".join(notes)), frame.name)) for step in within]
+    return [_chained(_saying(step, ", ".join(notes)), segments) for step in within]
 
 
-def _after(setup: str, step: Step) -> Step:
-    """``step`` whose code runs after ``setup`` (a line naming the selected rows), in the same cell."""
-    if not setup or "code" not in step.input:
-        return step
-    return replace(step, input={**step.input, "code": f"{setup}{step.input['code']}"})
-
-
-def _chained(step: Step, source: str) -> Step:
-    """A long pandas chain on ``source`` broken as people write it: in parentheses, a method a line."""
-    code = str(step.input.get("code", ""))
+def _chained(step: Step, segments: list[str]) -> Step:
+    """A long pandas chain on the source ``segments`` make broken as people write it: in
+    parentheses, a method a line."""
+    code, source = str(step.input.get("code", "")), "".join(segments)
     if len(code) <= 100 or not code.startswith(source):
         return step
     rest = code[len(source):]
-    return replace(step, input={**step.input, "code": f"({source}\n {rest})"})
+    return replace(step, input={**step.input, "code": "(" + "\n ".join([*segments, rest]) + ")"})
 
 
 def _saying(step: Step, note: str) -> Step:

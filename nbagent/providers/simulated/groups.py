@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from . import readers
-from .columns import Frame, column, literal, matches, named, without_frame
+from .columns import Frame, column, is_id, literal, matches, named, variable_of, without_frame
 from .statistics import STAT_WORDS, STATS, said_rows, said_value, stat_step
 from .step import Step
 
@@ -36,6 +36,8 @@ _TOP_N = re.compile(r"\b(?:top|bottom|which|what)\s+(\d{1,3})\b(?![.,:]\d)", re.
 # A group named after "by" wins ("what is the highest revenue by region": region, not revenue).
 _GROUP_BY = re.compile(r"\b(?:(?<!\bat )most|largest|biggest|highest|top|lowest|smallest|(?<!\bat )least|fewest)\b"
                        rf"{_CLAUSE}\b(?:by|per)\s+(\w+)", re.I)
+_WHICH = re.compile(r"\b(?:which|what)\s+`?(\w+)`?", re.I)
+_PER_WORD = re.compile(r"\b(?:per|by|for each|in each)\s+(\w+)", re.I)
 _SMALLEST = re.compile(r"\b(lowest|smallest|(?<!\bat )least|fewest|bottom)\b", re.I)
 # "which month sold most": a period of the date column (pandas' period codes), not each date
 _PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W", "day": "D"}
@@ -107,6 +109,9 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     one), or count the rows ("the most orders"); look at the dtypes first when that is unknown."""
     m, by_word = GROUP.search(prompt), _GROUP_BY.search(prompt)
     words = [by_word.group(1) if by_word else "", (m.group(1) or m.group(4) or m.group(5) or m.group(6) or "") if m else ""]
+    # "what is the total sales per region, largest first": the group said before the superlative
+    if not any(matches(w, frame.columns) for w in words if w):
+        words += [w for w in _PER_WORD.findall(prompt) if matches(w, frame.columns)][:1]
     order = _Order(_counted(frame.name, prompt, frame.columns), bool(_SMALLEST.search(prompt)), _TOP_N.search(prompt),
                    group_stat(prompt))
     prompt = without_frame(frame.name, prompt, frame.columns)
@@ -118,6 +123,10 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     named_groups = list(dict.fromkeys(c for c in (matches(w, frame.columns) for w in words if w) if c))
     if frame.dtypes is None and len(named_groups) > 1:  # which is the number: look at the dtypes first
         named_groups = []
+    # "which customer_id spent the most": an identifier asked for is the group, not a number to rank
+    # ("what is the highest store_id" is still its maximum)
+    asked = {matches(w, frame.columns) for w in _WHICH.findall(prompt)}
+    numeric = [c for c in numeric if not (is_id(c) and c in asked)]
     if numeric and named_groups and not by_word and all(c in numeric for c in named_groups):
         # "what is the highest revenue": the word after the superlative is the number, and no group is
         # named: the column's maximum (262), not the largest group's total (462 for north)
@@ -130,7 +139,7 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     if frame.dtypes is not None:
         # not a CSV's dates read as text ("2024-01-05" each its own group), unless no other text column
         by = by or next((c for c in frame.text() if _date_rank(c) is None), next(iter(frame.text()), None))
-        said = [c for c in said if c in frame.numeric()] or frame.numeric()
+        said = [c for c in said if c in frame.numeric()] or frame.measures()  # not order_id's total
     if by is None or not said:
         if not frame.looked:
             return [frame.look(quiet=True)]
@@ -139,7 +148,7 @@ def largest_group(frame: Frame, prompt: str) -> list[Step] | str:
     step = (_count_step(frame.name, column(frame.name, by), by, order) if order.counted
             else _total_step(frame.name, literal(by), by, said[0], order))
     lacking = [w for w in words if w and w.lower() not in _NOT_A_GROUP and matches(w, frame.columns) is None]
-    return [_saying_the_group(step, frame.name, lacking[0], by) if guessed and lacking else step]
+    return [_saying_the_group(step, variable_of(frame.name), lacking[0], by) if guessed and lacking else step]
 
 
 # Words the group patterns can take that name no group: "which one sells most", "what has the most".
@@ -180,13 +189,15 @@ def _by_period(frame: Frame, prompt: str, period: str, order: _Order) -> list[St
     dates = frame.dates()
     # A CSV's dates are read as text ("object"): a column named like a date is parsed where it is used.
     texts = text_dates(frame) if not dates else []
-    values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.numeric()
+    values = [c for c in named(prompt, frame.columns) if c in frame.numeric()] or frame.measures()
     label = next(w for w, code in _PERIODS.items() if code == period)
     if not (dates or texts) or not (values or order.counted):
         return f"I found no date column in `{frame.name}` to group by {label}, or no numeric column to total."
     # a time zone ("datetime64[ns, UTC]") is dropped first, as to_period warns it would be
     local = ".dt.tz_localize(None)" if dates and "," in (frame.dtypes or {}).get(dates[0], "") else ""
-    when = column(frame.name, dates[0]) if dates else f"pd.to_datetime({column(frame.name, texts[0])})"
+    # of the user's frame (`orders`), not of the expression ranked (`orders.assign(…)`): aligned on its index
+    when = (column(variable_of(frame.name), dates[0]) if dates
+            else f"pd.to_datetime({column(variable_of(frame.name), texts[0])})")
     key = f"{when}{local}.dt.to_period({literal(period)})"
     step = _count_step(frame.name, key, label, order) if order.counted else _total_step(frame.name, key, label, values[0], order)
     if dates:

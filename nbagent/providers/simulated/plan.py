@@ -20,8 +20,11 @@ from typing import Mapping, Sequence
 from ...engine.contracts.json_types import JSONValue
 from . import frames, groups, notebook, statistics
 from .columns import frame_of, view_with_looks, without_frame, words_joined
+from .comparisons import compared
+from .date_conditions import asks_a_change, date_condition, says_a_range, unread_time
 from .fixes import Failure, failure_in, fix_plan, frames_to_look_at, quotes_a_failure
-from .loading import load_steps, tables_to_load, variable_for
+from .joins import JOIN, join_steps
+from .loading import load_steps, loaded_names, tables_to_load, variable_for
 from .messages import KernelView, Variable
 from .plots import ABOUT_A_PLOT, ASKS_FOR_A_PLOT, plot_steps, why_empty
 from .readers import result_of
@@ -46,6 +49,7 @@ _VALUE_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "b
                           "bool", "range", "Series", "Index", "ndarray", "Figure", "Axes", "DataFrame"})
 _RUN = re.compile(r"\b(?:print|run|call|execute|evaluate|use python)\b", re.I)
 """Words asking for the object to be run, not described."""
+_SLASH_DATE = re.compile(r"\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})")
 NO_NOTEBOOK_TOOLS = ("I cannot read the notebook here: the notebook tools (notebook_read, notebook_edit, notebook_run) "
                      "are offered only while JupyterLab or Notebook 7 with nbagent's extension is connected.")
 
@@ -96,17 +100,33 @@ def _variable_steps(name: str, prompt: str, view: KernelView, calls: Sequence[Ca
         steps += plot_steps(frame, about)
     stats = _stats(prompt)
     # "the average price for quantity above 2": the statistic of those rows, quantity no value of it
-    rows = rows_condition(frame, prompt, _STAT_ASKED) if stats and is_frame else None
+    # "the total sales per region in March": of the rows in that range (which column holds dates is in the types)
+    rows = (rows_condition(frame, prompt, _STAT_ASKED) or date_condition(frame, prompt)) if stats and is_frame else None
     about = rows.cut_from(about) if rows else about
-    if stats and is_frame and not frame.looked and (not frame.columns or statistics.stat_needs_dtypes(about, frame.columns)):
+    about = f"{about} per month" if rows and asks_a_change(prompt) else about  # each month's, side by side
+    pair = compared(frame, about, calls) if stats and is_frame and rows is None else None
+    if isinstance(pair, (Step, str)):  # "compare the average price of North and South": which column holds them
+        return ([*steps, pair], notes) if isinstance(pair, Step) else (steps, [*notes, pair])
+    rows, about = (pair.rows, pair.rows.cut_from(about)) if pair else (rows, about)
+    if stats and is_frame and not frame.looked and (not frame.columns or says_a_range(about)
+                                                    or statistics.stat_needs_dtypes(about, frame.columns)):
         # which column "revenue" is, whether it is a DataFrame, and which of two named columns are numbers
         return [*steps, frame.look(quiet=True)], notes
     if frame.looked and "columns" not in frames.intents(prompt):
         steps.insert(0, frame.look(quiet=True))  # made at an earlier request of this turn: read, not reported
     kind = "frame" if is_frame and not frame.look_failed else known.type if known else "plain"
     numeric = frame.numeric() if frame.dtypes is not None else None
-    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows) for stat in stats]
-    return steps, notes
+    dates = frame.dates() if frame.dtypes is not None else []
+    group = pair.by if pair else None  # the column holding the values compared, by its name whatever it is
+    steps += [statistics.stat_step(name, stat, frame.columns, about, kind, numeric, rows, dates, group) for stat in stats]
+    return steps, [*notes, *_not_narrowed(prompt if is_frame else "")]
+
+
+def _not_narrowed(prompt: str) -> list[str]:
+    """Why the answer is of every row when the prompt says "last month" (no date is read relative to today)."""
+    said = unread_time(prompt)
+    return [] if said is None else [f"I did not narrow the rows to \"{said}\": dates relative to today or week numbers "
+                                    "are not read here; say the range, e.g. \"in March 2024\" or \"after 2024-03-01\"."]
 
 
 def described_note(known: Variable) -> str:
@@ -163,11 +183,19 @@ def _python_steps(prompt: str, view: KernelView, calls: Sequence[Call], loaded: 
         names, show = _implicit_frame(words, view, loaded, earlier), False  # the facts already say what it is
     steps: list[Step] = []
     notes: list[str] = []
+    frames_named = [n for n in names if (v := view.variables.get(n)) is not None and (v.columns or v.type in _FRAME_TYPES)]
+    if JOIN.search(words) and len(frames_named) >= 2:  # "join `orders` with `customers`": one call, the two frames
+        joined = join_steps(frame_of(frames_named[0], view, calls), frame_of(frames_named[1], view, calls), words)
+        return ([], [joined]) if isinstance(joined, str) else (joined, [])
     for name in names:
         more, why_not = _variable_steps(name, prompt, view, calls, show)
         steps += more
         notes += why_not
     for expr in _ARITHMETIC.findall(prompt):
+        if _SLASH_DATE.fullmatch(expr.strip()):  # "after 01/02/2024": a date, not 1 ÷ 2 ÷ 2024
+            notes.append(f"I did not read {expr.strip()} as a date: with slashes it may be month first or day "
+                         "first; write it as 2024-01-02 or Jan 2, 2024.")
+            continue
         code = re.sub(r"(?<=[\d)\s])[x×](?=[\s\d(-])", "*", expr.strip()).replace("^", "**")
         code = re.sub(r"(?<![\d.])0+(?=\d)", "", code)  # Python rejects leading zeros (007)
         steps.append(Step("python", {"code": code}, f"compute {expr.strip()}", reads=partial(_computed, expr.strip())))
@@ -222,11 +250,13 @@ def plan(prompt: str, tools: Mapping[str, Mapping[str, JSONValue]], view: Kernel
     files = list(dict.fromkeys(_FILE.findall(prompt)))
     tables = tables_to_load(prompt, files) if "python" in tools else []
     steps = [Step("read_file", {"path": f}, f"read {f}") for f in files if f not in tables and "read_file" in tools]
+    # the user's variables a load must not replace: not those this session's loads made (a reload)
+    taken = (set(view.variables) | view.left_out) - loaded_names([*earlier, *calls])
     for path in tables:
-        steps += load_steps(prompt, path, len(tables))
+        steps += load_steps(prompt, path, len(tables), taken)
     notes: list[str] = []
     if "python" in tools:
-        loaded = [variable_for(prompt, path, len(tables)) for path in tables]
+        loaded = [variable_for(prompt, path, len(tables), taken) for path in tables]
         more, notes = _python_steps(prompt, view, calls, loaded, earlier)
         steps += more
     if not steps and notebook.ASKS_TO_READ.search(prompt):

@@ -8,14 +8,16 @@ from __future__ import annotations
 import re
 
 from . import readers
-from .columns import Frame, column, literal, matches
+from .columns import Frame, column, literal, matches, without_frame
 from .step import Step
 
-MISSING_ROWS = re.compile(r"\b(?:rows?|records?|entries|entry|lines?|orders?)\s+(?:with|that\s+have|that\s+has|having"
+MISSING_ROWS = re.compile(r"\b(?:rows?|records?|entries|entry|lines?|orders?)\s+(?:(?:of|in|from)\s+`?\w+`?\s+)?"
+                          r"(?:with|that\s+have|that\s+has|having"
                           r"|containing|which\s+have|where)\s+(?:any\s+|a\s+|some\s+)?(?:missing|nan|nulls?|na|empty|blank)\b"
-                          r"|\b(?:which|what)\s+(?:rows?|records?|entries|orders?)\s+(?:have|has|contain)\s+(?:any\s+|a\s+)?"
+                          r"|\b(?:which|what)\s+(?!(?:columns?|cols?|fields?|variables?|features?|attributes?)\b)\w+\s+(?:have|has|contain)\s+(?:any\s+|a\s+)?"
                           r"(?:missing|nan|nulls?|na|empty|blank)\b", re.I)
-""""Show the rows with missing values", "which rows have a missing value": those rows, not the counts."""
+""""Show the rows with missing values", "which rows (customers) have a missing value": those rows, not the
+counts ("which columns have missing values" is the counts)."""
 DUPLICATES = re.compile(r"\bduplicat(?:e|es|ed)\b|\bdupes?\b", re.I)
 """"Show the duplicate rows", "how many duplicates": rows equal to another in every column."""
 SECOND = re.compile(r"\bsecond\s+(?P<how>highest|largest|biggest|most\s+expensive|dearest|lowest|smallest|cheapest)"
@@ -43,6 +45,10 @@ def duplicates(frame: Frame, prompt: str) -> list[Step]:
     """``orders.duplicated().sum()`` for "how many duplicates" (each row equal to an earlier one);
     else the duplicated rows, every copy (``keep=False``), so that each can be compared with its twin."""
     name = frame.name
+    said_col = _DUPLICATED_COLUMN.search(without_frame(name, prompt, frame.columns))
+    col = next((c for c in (matches(w, frame.columns) for w in _said_words(said_col)) if c), None) if said_col else None
+    if col is not None:  # "how many duplicate customers": values of that column repeated, not whole rows
+        return _duplicated_values(frame, col, _HOW_MANY.search(prompt) is not None)
     if _HOW_MANY.search(prompt):
         return [Step("python", {"code": f"{name}.duplicated().sum()"}, f"count the duplicated rows of `{name}`",
                      reads=lambda out: None if (n := readers.number(out)) is None
@@ -57,6 +63,36 @@ def duplicates(frame: Frame, prompt: str) -> list[Step]:
             f"{n:,} rows of `{name}` are equal to another row in every column (each copy shown)"
     return [Step("python", {"code": f"{name}[{name}.duplicated(keep=False)]"},
                  f"select the duplicated rows of `{name}`", reads=said, shows=True)]
+
+
+# "duplicate customers", "duplicated order ids", "duplicates in customer": one column's values
+_DUPLICATED_COLUMN = re.compile(r"\bduplicat\w*\s+(?!rows?\b|records?\b|entries\b|lines?\b|values?\b)(\w+)(?:\s+(\w+))?"
+                                r"|\bduplicat\w*\s+(?:values?\s+)?(?:in|of)\s+(?:the\s+)?(\w+)", re.I)
+
+
+def _said_words(m: re.Match[str]) -> list[str]:
+    """The words that may name the column: "order ids" as order_ids first (order_id), then each."""
+    first, second, of = m.groups()
+    return [w for w in (f"{first}_{second}" if first and second else "", first, of) if w]
+
+
+def _duplicated_values(frame: Frame, col: str, count: bool) -> list[Step]:
+    """``orders["customer"].duplicated().sum()`` (each value repeating an earlier one), or the rows
+    whose value of ``col`` another row has too (every copy)."""
+    name, of = frame.name, column(frame.name, col)
+    if count:
+        return [Step("python", {"code": f"{of}.duplicated().sum()"}, f"count the repeated {col} values of `{name}`",
+                     reads=lambda out: None if (n := readers.number(out)) is None
+                     else f"{int(n):,} {'row' if int(n) == 1 else 'rows'} of `{name}` "
+                          f"{'repeats' if int(n) == 1 else 'repeat'} an earlier row's {col} "
+                          f"({col} values seen before; whole rows may still differ)")]
+
+    def said(out: str) -> str | None:
+        n = readers.frame_rows(out)
+        return None if n is None else f"no two rows of `{name}` share a {col}" if n == 0 else \
+            f"{n:,} rows of `{name}` share their {col} with another row (each copy shown)"
+    return [Step("python", {"code": f"{name}[{of}.duplicated(keep=False)]"},
+                 f"select the rows of `{name}` whose {col} repeats", reads=said, shows=True)]
 
 
 def second(frame: Frame, prompt: str) -> list[Step] | str:

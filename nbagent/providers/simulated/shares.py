@@ -39,9 +39,9 @@ def share(frame: Frame, prompt: str) -> list[Step] | str:
                 ".sort_values(ascending=False)")
         of = f"total {value}"
     elif asks_sales and (spent := with_spent(frame, "spent")) is not None:
-        total = frame.free_name(f"{name}_spent")  # never one of the user's variables
-        code = (f"{total} = {spent.code}\n"
-                f"({total}.groupby({column(name, by)}).sum() / {total}.sum()).sort_values(ascending=False)")
+        # no name assigned: none of the user's variables (the facts list 40 at most) can be overwritten
+        code = (f"(\n    ({spent.code}).groupby({column(name, by)}).sum()\n"
+                f"    / ({spent.code}).sum()\n).sort_values(ascending=False)")
         of = f"what was spent ({spent.said})"
     else:
         code = f"{column(name, by)}.value_counts(normalize=True)"

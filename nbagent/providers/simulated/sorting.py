@@ -203,7 +203,7 @@ def aged_rows(frame: Frame, prompt: str) -> list[Step] | str:
         if frame.dtypes is None and not frame.looked:
             return [frame.look(quiet=True)]
         return f"I found no age or date column in `{frame.name}` to tell the {word} rows by."
-    largest = (word == "oldest") == bool(ages)
+    largest = (word in ("oldest", "earliest")) == bool(ages)  # the earliest date is the smallest, as the oldest
     n = int(m.group(1)) if m.group(1) else 1
     source = f"{frame.name}.assign({col}=pd.to_datetime({column(frame.name, col)}))" if texts else frame.name
     ties = ', keep="all"' if n == 1 else ""  # the one asked for may tie: all of them, not the first found
