@@ -139,13 +139,13 @@ def test_a_long_prompt_with_many_how_many_is_read_in_linear_time() -> None:
     def seconds(repeats: int) -> float:
         prompt = "how many top 3 which is the " * repeats
         runs = []
-        for _ in range(3):
+        for _ in range(5):
             started = time.perf_counter()
             frames.intents(prompt)
             runs.append(time.perf_counter() - started)
         return min(runs)
 
-    assert seconds(1200) / seconds(300) < 8  # quadratic: about 16
+    assert seconds(1200) / seconds(300) < 10  # quadratic: about 16
 
 
 async def test_a_column_named_like_the_frame_is_totalled_not_counted(tmp_path: Path) -> None:
