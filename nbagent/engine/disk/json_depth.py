@@ -40,6 +40,32 @@ class NestedTooDeepError(ValueError):
         self.limit = limit
 
 
+class TooManyValuesError(ValueError):
+    """A JSON text holds more arrays and objects than its reader accepts: told before it is parsed."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit:,} JSON arrays and objects")
+        self.limit = limit
+
+
+def containers_exceed(text: str | bytes, limit: int) -> bool:
+    """Whether JSON ``text`` opens more than ``limit`` arrays and objects (brackets inside strings do
+    not count). Each parsed one costs ~100 bytes and a share of the garbage collector's passes: ``[],``
+    repeated (a few hundred kB zipped) parses to GBs in tens of seconds. Counted at C speed; strings
+    are only skipped where the plain count is over the bound."""
+    return _opens(text) > limit and _opens(_unquoted(text)) > limit
+
+
+def _opens(text: str | bytes) -> int:
+    """The ``[`` and ``{`` in ``text``, strings included."""
+    return text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+
+
+def _unquoted(text: str | bytes) -> str | bytes:
+    """``text`` without its JSON strings (a base64 image or an HTML table is skipped in one step)."""
+    return _STRING.sub("", text) if isinstance(text, str) else _STRING_B.sub(b"", text)
+
+
 def depth_exceeds(value: object, limit: int) -> bool:
     """Whether a parsed JSON-like ``value`` nests more than ``limit`` lists and dicts deep."""
     # Iterative: the point is not to recurse through whatever the value holds.
@@ -53,27 +79,30 @@ def depth_exceeds(value: object, limit: int) -> bool:
     return False
 
 
-def text_depth_exceeds(text: str | bytes, limit: int) -> bool:
+def text_depth_exceeds(text: str | bytes, limit: int, *, unquoted: bool = False) -> bool:
     """Whether JSON ``text`` opens more than ``limit`` arrays and objects inside each other (brackets
-    inside strings do not count)."""
-    if isinstance(text, str):
-        if text.count("[") + text.count("{") <= limit:  # most texts: no scan at all
-            return False
-        brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).encode("ascii")
-    else:
-        if text.count(b"[") + text.count(b"{") <= limit:
-            return False
-        brackets = _NOT_BRACKET_B.sub(b"", _STRING_B.sub(b"", text))
+    inside strings do not count; ``unquoted``: the text's strings are already taken out)."""
+    if _opens(text) <= limit:  # most texts: no scan at all
+        return False
+    bare = text if unquoted else _unquoted(text)
+    brackets = _NOT_BRACKET.sub("", bare).encode("ascii") if isinstance(bare, str) else _NOT_BRACKET_B.sub(b"", bare)
     # One pass in C-implemented steps, linear in the brackets (a received notebook may hold millions).
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
-def loads_within(text: str | bytes, limit: int = MAX_FILE_DEPTH) -> Any:
+def loads_within(text: str | bytes, limit: int = MAX_FILE_DEPTH, *, containers: int | None = None) -> Any:
     """``json.loads(text)``, or :class:`NestedTooDeepError` (a ValueError, as any text that is not
-    JSON) when the text nests deeper than ``limit``, found before parsing."""
-    if text_depth_exceeds(text, limit):
+    JSON) when the text nests deeper than ``limit``, or :class:`TooManyValuesError` when it holds more
+    than ``containers`` arrays and objects (None: no such bound), found before parsing."""
+    bare = None
+    if containers is not None and _opens(text) > containers:
+        bare = _unquoted(text)  # taken out once, for both counts
+        if _opens(bare) > containers:
+            raise TooManyValuesError(containers)
+    if text_depth_exceeds(bare if bare is not None else text, limit, unquoted=bare is not None):
         raise NestedTooDeepError(limit)
     return json.loads(text)
 
 
-__all__ = ["MAX_FILE_DEPTH", "NestedTooDeepError", "depth_exceeds", "loads_within", "text_depth_exceeds"]
+__all__ = ["MAX_FILE_DEPTH", "NestedTooDeepError", "TooManyValuesError", "containers_exceed", "depth_exceeds",
+           "loads_within", "text_depth_exceeds"]
