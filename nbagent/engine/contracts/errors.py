@@ -118,6 +118,11 @@ class CorruptFileError(NbAgentError):
         super().__init__(f"{path} is corrupt and was left untouched ({reason}). Move it aside or restore it to continue.")
 
 
+class OverfullFileError(CorruptFileError):
+    """A persisted file holding more JSON arrays and objects than nbagent writes in one, refused
+    before it is parsed (a received ``[],`` bomb): never read in parts as a crash's torn log is."""
+
+
 def is_auto_retryable(kind: ErrorKind) -> bool:
     """Whether nbagent retries this kind by itself (the rest go to the user)."""
     return kind in _AUTO_RETRYABLE

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..contracts.errors import CorruptFileError
-from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, loads_within
+from ..contracts.errors import CorruptFileError, OverfullFileError
+from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, TooManyValuesError, loads_within
 from .safe_open import read_regular
 
 
@@ -173,10 +173,20 @@ def atomic_write_json(path: str | os.PathLike[str], data: object) -> None:
     atomic_write_text(path, dumps_by_line(data))
 
 
-def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
+MAX_TASK_FILE_CONTAINERS = 1_000_000
+"""The most JSON arrays and objects a task file read may hold. A 200-turn session with three tool
+calls a turn and 40 kB outputs holds ~5,000 per file (tool outputs are strings), a 10,000-message one
+some 50,000, a turn's shown outputs one per 100 bytes of a map's GeoJSON; a received file of ``[],``
+repeated holds up to 85 million in the 256 MB a task file may have (minutes and GBs to parse): at the
+bound ~1 s. Refused unparsed, named as unreadable."""
+
+
+def read_json(path: str | os.PathLike[str], default: Any = None, *, containers: int | None = None) -> Any:
     """Load a task folder's JSON file; a missing file gives ``default``; an unreadable one (not
     JSON, not a regular file, over :data:`~nbagent.engine.disk.safe_open.MAX_TASK_FILE_BYTES`) raises
-    :class:`CorruptFileError` naming the file and leaves it untouched."""
+    :class:`CorruptFileError` naming the file and leaves it untouched; one of more than ``containers``
+    arrays and objects (None: :data:`MAX_TASK_FILE_CONTAINERS`) raises :class:`OverfullFileError` (a
+    CorruptFileError) before it is parsed."""
     p = Path(path)
     raw = read_regular(p)  # a regular file, capped: a crafted folder cannot hang or exhaust memory
     if raw is None:
@@ -186,7 +196,9 @@ def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
     except UnicodeDecodeError as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:
-        return loads_within(text, MAX_FILE_DEPTH)
+        return loads_within(text, MAX_FILE_DEPTH, containers=MAX_TASK_FILE_CONTAINERS if containers is None else containers)
+    except TooManyValuesError as exc:
+        raise OverfullFileError(p, f"{exc}, which no file nbagent writes holds") from None
     except NestedTooDeepError as exc:
         raise CorruptFileError(p, str(exc)) from None
     except ValueError as exc:  # not JSON; or an integer of more digits than Python converts

@@ -1,0 +1,80 @@
+"""A received session folder's files (history, events, requests; up to 256 MB each) are read when its
+record replays or its session resumes: one of millions of ``[]`` (a few hundred kB zipped) is refused
+before it is parsed, named as unreadable, and never read line by line as a crash's torn log is; a long
+real session's files stay far under the bound."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from nbagent import Agent
+from nbagent.engine.contracts.errors import CorruptFileError
+from nbagent.engine.disk import json_depth, persist
+from nbagent.engine.state.folder_load import load_folder
+from nbagent.engine.state.store import HISTORY_FILE, REQUESTS_FILE, UI_FILE
+from nbagent.providers.anthropic import simulated_provider
+from nbagent.providers.simulated import SimulatedAPI, text_reply, tool_reply
+from tests.soak import SOAK
+
+
+def _bomb(path: Path, arrays: int, torn: bool) -> None:
+    """A log of ``arrays`` empty arrays in the append log's form (one a line), its last line cut short."""
+    path.write_text("[\n" + "[],\n" * arrays + ("[" if torn else "[]\n]"))
+
+
+@pytest.mark.parametrize("name", [HISTORY_FILE, UI_FILE, REQUESTS_FILE])
+@pytest.mark.parametrize("torn", [False, True])
+def test_a_received_session_file_of_millions_of_arrays_is_refused_unparsed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, torn: bool) -> None:
+    monkeypatch.setattr(persist, "MAX_TASK_FILE_CONTAINERS", 1_000, raising=False)  # the bomb, scaled down
+    parsed: list[int] = []
+    loads = json.loads
+
+    def counted(text: str | bytes, *args: object, **kwargs: object) -> object:
+        parsed.append(len(text))
+        return loads(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json, "loads", counted)
+    _bomb(tmp_path / name, 5_000, torn)
+    with pytest.raises(CorruptFileError) as refused:
+        load_folder(tmp_path)
+    assert refused.value.path == tmp_path / name
+    assert "more than 1,000 JSON arrays and objects" in str(refused.value)
+    assert parsed == []  # neither whole nor line by line
+
+
+def _record(root: Path, turns: int) -> Path:
+    """A session of ``turns`` turns, three tool calls each (a 40 kB JSON file read, a listing, an edit)."""
+    rng = random.Random(0)
+    (root / "data.json").write_text(json.dumps([{"id": i, "tags": ["a"], "pos": [rng.random(), rng.random()]}
+                                                for i in range(600)]))
+    (root / "notes.txt").write_text("line\n" * 200)
+    replies = []
+    for _ in range(turns):
+        replies += [tool_reply([("read_file", {"path": "data.json"}), ("list_files", {"path": "."})]),
+                    tool_reply("edit_file", {"path": "notes.txt", "old": "line\n", "new": "line\n"}),
+                    text_reply("found it " * 200)]
+    task = root / "task"
+    agent = Agent(provider=simulated_provider(SimulatedAPI(replies)), task_dir=task, cwd=root,
+                  allow=["read_file", "list_files", "edit_file"])
+    for t in range(turns):
+        agent.run_sync(f"turn {t}: read data.json, list the files, fix notes.txt")
+    agent.close()
+    return task
+
+
+@pytest.mark.parametrize("turns", [pytest.param(5), pytest.param(200, marks=SOAK)])
+def test_a_long_sessions_files_hold_a_fraction_of_the_bound_and_load(tmp_path: Path, turns: int) -> None:
+    task = _record(tmp_path, turns)
+    for path in task.glob("*.json"):
+        text = path.read_text()
+        # 200 turns: ~5,200 in the history and the events (the outputs are strings): 1/200 of the bound
+        assert not json_depth.containers_exceed(text, persist.MAX_TASK_FILE_CONTAINERS // 100), path.name
+    started = time.perf_counter()
+    assert len(load_folder(task).history) == 6 * turns  # a prompt, three replies, two results a turn
+    assert time.perf_counter() - started < 30
