@@ -108,7 +108,20 @@ def _folder_programs(entry: object, folder: Path) -> list[str]:
                          "module, not an installed one")
     if program in ("npx", "npx.cmd") and _exists(where / "node_modules", folder=True):
         notes.append(f"{where.name}/ holds node_modules/: npx runs a package found there before the registry's")
+    if program in ("uv", "uv.exe") and _uv_runs(args) and (
+            _exists(where / "pyproject.toml") or _exists(where / ".venv", folder=True)):
+        notes.append(f"{where.name}/ holds a Python project (pyproject.toml or .venv/): uv run uses the project there, "
+                     "its .venv and the dependencies pyproject.toml names, which the approval does not cover")
     return notes
+
+
+def _uv_runs(args: list[str]) -> bool:
+    """Whether ``uv ARGS`` is ``uv [options] run …`` (``uv run`` syncs and runs in the project it finds,
+    from the folder it starts in: its interpreter, site-packages and dependencies)."""
+    for arg in args:
+        if not arg.startswith("-"):
+            return arg == "run"
+    return False
 
 
 def _problem(path: Path, magics: "MagicsApi | None" = None) -> str | None:

@@ -247,3 +247,22 @@ def test_the_trust_view_shows_no_token_written_in_an_argument_or_the_url(
     for shown in ('"git+https://github.com/acme/mcp-x"', '"--api-key", "\\u2026"', '"--token=\\u2026"',
                   '"--key-file", "./k.pem"', '"url": "https://mcp.corp/mcp?tenant=acme&access_token=\\u2026"'):
         assert shown in out
+
+
+def test_the_trust_view_says_when_uv_run_would_use_the_folders_own_environment(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``uv run server.py`` (the common way to start a Python MCP server) runs in the project of the
+    folder it starts in: its ``.venv`` interpreter and site-packages (a ``sitecustomize.py`` or ``.pth``
+    there runs first), and ``pyproject.toml``'s dependencies, installed before it starts. The approval's
+    digest covers ``server.py`` only, and the view showed only the familiar command."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\ndependencies = ["theirs"]\n')
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / "server.py").write_text("print('server')\n")
+    (tmp_path / "tool").mkdir()  # a cwd with no project of its own: no note
+    out = _shown(tmp_path, {
+        "a": {"command": "uv", "args": ["run", "server.py"]},
+        "b": {"command": "uv", "args": ["--quiet", "run", "--with", "mcp", "server.py"]},
+        "c": {"command": "uv", "args": ["run", "server.py"], "cwd": "tool"},
+    }, capsys, monkeypatch)
+    # main: no note at all
+    assert out.count("uv run uses the project there") == 2, out

@@ -34,3 +34,28 @@ async def test_how_many_rows_on_a_column_of_several_words_counts_them(tmp_path: 
     codes, answer = await codes_and_answer(agent, "How many rows of `orders` where sales region is South?")
     assert codes[-1] == '(orders["sales region"].str.lower() == "south").sum()'
     assert "1 row of `orders` has sales region" in answer
+
+
+# A received data file with both "sales region" and "sales_region" (a decoy first): the condition
+# compared the decoy whichever one the prompt named, each read as the other once joined.
+TWINS = pd.DataFrame({"sales region": ["South", "North", "South", "North"],
+                      "sales_region": ["North", "South", "North", "East"], "price": [5.0, 12.0, 20.0, 8.0]})
+
+
+@pytest.mark.parametrize("said", ["sales_region", "Sales_Region"])
+async def test_a_column_named_exactly_is_compared_not_its_spaced_twin(tmp_path: Path, said: str) -> None:
+    agent = agent_with({"orders": TWINS.copy()}, tmp_path)
+    codes, _answer = await codes_and_answer(agent, f"Show `orders` where {said} is North")
+    # main: orders[orders["sales region"].str.lower() == "north"], rows 1 and 3
+    assert '"sales region"' not in codes[-1]
+    picked = eval(codes[-1], {"orders": TWINS.copy()})
+    assert list(picked.index) == [0, 2]
+
+
+async def test_a_spaced_column_with_an_underscored_twin_is_not_read_as_the_twin(tmp_path: Path) -> None:
+    agent = agent_with({"orders": TWINS.copy()}, tmp_path)
+    codes, answer = await codes_and_answer(agent, "Show `orders` where sales region is North")
+    # main: orders[orders["sales_region"].str.lower() == "north"], rows 0 and 2: the other column
+    assert '"sales_region"' not in "\n".join(codes)
+    if codes and '"sales region"' in codes[-1]:
+        assert list(eval(codes[-1], {"orders": TWINS.copy()}).index) == [1, 3]

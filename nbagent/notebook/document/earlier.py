@@ -15,15 +15,18 @@ another live kernel of the notebook is still running (it holds the folder's lock
 
 from __future__ import annotations
 
+import fcntl
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...engine.contracts.errors import CorruptFileError
-from ...engine.disk.safe_open import read_regular
+from ...engine.contracts.errors import CorruptFileError, TaskFolderError
+from ...engine.disk.safe_open import open_regular
 from ...engine.disk.task_lock import LOCK_FILE
 from ...engine.disk.user_key import sign, signed_by_user
+from ...engine.state.task_files import REQUESTS_FILE
 from .replay import INDEX, RECORD_DIR, load_index, sessions_dir
 
 if TYPE_CHECKING:
@@ -46,21 +49,25 @@ def _made_here(session: str) -> bool:
 
 
 def _running(task: Path) -> bool:
-    """Whether another live process holds ``task``'s writer lock: the same notebook's other kernel,
-    its prompt still running, is not cut short (a released lock's file is gone; a dead kernel's
-    names a pid no longer running)."""
+    """Whether another live process holds ``task``'s writer lock (an ``flock``, see
+    :mod:`~nbagent.engine.disk.task_lock`): the same notebook's other kernel, its prompt still running,
+    is not cut short. Asked of the lock, not of the pid its file names: a dead kernel's file names a
+    pid that a live, unrelated process may have now (a reboot, pids wrapping), which read as "still
+    running" and left the cut-short session's money out of ``%agent cost`` without a word. The shared
+    probe is released at once; it keeps out only a writer taking the lock in that instant."""
     try:
-        text = (read_regular(task / LOCK_FILE) or b"").strip()
-        if not text.isdigit() or len(text) > 10 or int(text) == os.getpid():
-            return False
-        os.kill(int(text), 0)
-    except ProcessLookupError:
+        fd = open_regular(task / LOCK_FILE, os.O_RDONLY)
+    except (OSError, TaskFolderError):  # no lock file, or not a regular one: nobody holds it
         return False
-    except PermissionError:
-        return True  # alive, another user's
-    except (OSError, OverflowError, ValueError, CorruptFileError):
-        return False  # no readable pid: counted, as before
-    return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True  # held: a live writer
+    except OSError:
+        return False  # a file system without flock: counted, as before
+    finally:
+        os.close(fd)  # closing it releases the probe
+    return False
 
 
 def _no_turn_sessions(root: Path, notebook: str, current: str | None) -> tuple[list[tuple[Path, bool]], list[str]]:
@@ -106,11 +113,10 @@ def earlier(root: Path, notebook: str, current: str | None) -> Earlier:
     found, damaged = _no_turn_sessions(root, notebook, current)
     total, unsigned = Spent(), 0
     for task, signed in found:
-        billed = _billed(task)
-        if billed is not None and signed:
+        if not signed:  # counted, never loaded: see _may_be_billed
+            unsigned += _may_be_billed(task)
+        elif (billed := _billed(task)) is not None:
             total = total + billed
-        elif billed is not None:
-            unsigned += 1
     return Earlier(total if total.requests else None, unsigned, tuple(damaged))
 
 
@@ -132,6 +138,22 @@ def _billed(task: Path) -> Spent | None:
         return None
     return Spent(requests=figures["requests"], cost_usd=figures["cost_usd"], budget_usd=figures["budget_usd"],
                  unpriced_requests=figures["unpriced_requests"])
+
+
+def _may_be_billed(task: Path) -> bool:
+    """Whether a session whose link this user's key did not sign holds a request, told from its
+    records file's size alone. It adds no money (only the count said as "not added"), and its folder
+    may be a received one's, each file up to 256 MB: loaded whole, a few compressed megabytes of a
+    zip made every ``%agent cost`` / ``status`` read and parse gigabytes (3 sessions of 30 MB, 10 s)."""
+    try:
+        st = os.lstat(task / REQUESTS_FILE)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > _NO_RECORDS
+
+
+_NO_RECORDS = len("[\n]\n")
+"""The size of a records file that holds none (a session rolled back to its start)."""
 
 
 def not_signed(root: Path, notebook: str, current: str | None) -> int:

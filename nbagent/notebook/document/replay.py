@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Callable
 from ...engine.contracts.errors import NbAgentError
 from ...engine.disk.persist import atomic_write_json, read_json
 from .headless import plain_notebook_name
+from .index_bounds import refuse_unparseable
 
 if TYPE_CHECKING:
     from ...engine.contracts.json_types import JSONObject
@@ -232,8 +233,10 @@ def load_index(root: Path, session: str) -> ReplayIndex | None:
     session's own, so a received one cannot point at another folder)."""
     if not is_session_name(session):
         return None
+    path = _index_file(root, session)
+    refuse_unparseable(path)
     try:
-        index = ReplayIndex.from_json(read_json(_index_file(root, session)))
+        index = ReplayIndex.from_json(read_json(path))
     except (OSError, ValueError, TypeError):
         return None
     return index if index.session == session else None

@@ -122,14 +122,22 @@ def matches(word: str, columns: Sequence[str]) -> str | None:
     """The column ``word`` names: the same, or its singular/plural, ignoring case."""
     w = word.lower()
     forms = (w, w.rstrip("s"), w + "s", w[:-3] + "y" if w.endswith("ies") else w)  # "categories": category
+    for c in columns:  # the name as written first: "sales_region" is not a twin "sales region" (a received file's)
+        if c.lower() in forms:
+            return c
     for c in columns:  # a name of several words is one word in a condition: "sales region" as sales_region
-        if c.lower() in forms or re.sub(r"\s+", "_", c.lower()) in forms:
+        if _joined(c) in forms:
             return c
     for c in columns:  # "temperature" for temp_c, "revenues" for revenue_eur
         stem = c.lower().split("_")[0]
         if len(stem) >= 4 and w.startswith(stem) and "_" in c:
             return c
     return None
+
+
+def _joined(column: str) -> str:
+    """A column name of several words as one (``sales region``: ``sales_region``), lower case."""
+    return re.sub(r"\s+", "_", column.lower())
 
 
 def words_joined(prompt: str, columns: Sequence[str]) -> str:
@@ -139,7 +147,10 @@ def words_joined(prompt: str, columns: Sequence[str]) -> str:
     words = set(re.findall(r"\w+", low))
     # only the names whose every word is in the prompt are searched for: a scan per column of a wide
     # frame over a long prompt cost ~0.5 ms each (200 columns, 18,000 characters: ~90 ms per call)
-    said = [c for c in columns if len(c.split()) > 1
+    # A name whose joined form is another column's ("sales region" beside sales_region) is left as
+    # said: joined, the condition compared the other column, the one the prompt did not name.
+    taken = {c.lower() for c in columns}
+    said = [c for c in columns if len(c.split()) > 1 and _joined(c) not in taken
             and all(w in words if w.isalnum() else w in low for w in c.lower().split())]
     for c in sorted(said, key=len, reverse=True):
         spaced = r"\s+".join(map(re.escape, c.split()))

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import ast
 import difflib
+import keyword
 import re
 from dataclasses import dataclass
 
+from .columns import literal
 from .messages import KernelView, Variable
 from .step import Plan, Step
 
@@ -94,20 +96,87 @@ def _column_fix(failure: Failure, wrong: str, pattern: str, view: KernelView) ->
         if right is not None:
             lead = (f"{failure.said()}: {where} has no column '{wrong}'. It looks like a typo for "
                     f"'{right}', the closest of its columns ({', '.join(frame.columns)}).")
-            return _corrected(failure, lead, pattern, wrong, right)
+            return _corrected(failure, lead, pattern, wrong, right, checked=True)
     columns = "; ".join(f"`{f.name}`: {', '.join(f.columns)}" for f in frames)
     return Plan(lead=f"{failure.said()}: {where} has no column '{wrong}', and none of its columns is "
                      f"close to it ({columns}), so I cannot guess which one you meant.")
 
 
-def _corrected(failure: Failure, lead: str, pattern: str, wrong: str, right: str) -> Plan:
-    """Run the cell with ``right`` in place of ``wrong`` and offer it (when the cell spells it so)."""
+def _corrected(failure: Failure, lead: str, pattern: str, wrong: str, right: str, *, checked: bool = False) -> Plan:
+    """Run the cell with ``right`` in place of ``wrong`` and offer it (when the cell spells it so;
+    ``checked``: ``right`` is a column's name, maybe a received file's, and the corrected cell must
+    mean the user's with only that name changed, :func:`_only_renamed`)."""
     regex = pattern.format(re.escape(wrong))
-    fixed = re.sub(regex, lambda m: m.group(0).replace(wrong, right), failure.source)
+    fixed = re.sub(regex, lambda m: _spelt(m.group(0), wrong, right, _prefix(failure.source, m.start())), failure.source)
     if fixed == failure.source:
         return Plan(lead=lead + f" The cell does not spell '{wrong}' out, so correct it where it is made.")
+    if checked and not _only_renamed(failure.source, fixed, wrong, right, regex):
+        return Plan(lead=lead + f" I did not rewrite your cell: written where it names '{wrong}', the column's name "
+                                f"({literal(right)}) would change more of the cell than that name, so put it in by hand.")
     step = Step("python", {"code": fixed}, f"run your cell with '{right}' in place of '{wrong}' to check the fix")
     return Plan([step], lead=lead, code=fixed)
+
+
+def _prefix(source: str, at: int) -> str:
+    """The string prefix (``f``, ``rb``, …) right before ``source[at]``, lower case ("" if none)."""
+    letters = re.search(r"[A-Za-z]*$", source[:at])
+    word = letters.group(0).lower() if letters else ""
+    return word if len(word) <= 2 and set(word) <= set("rbuf") else ""
+
+
+def _spelt(found: str, wrong: str, right: str, prefix: str = "") -> str:
+    """``found`` (``'wrong'``, ``.wrong`` or a variable's name) naming ``right`` as Python reads it. ``right`` is a column
+    of the user's data, maybe a received file's: spliced in as it is, a quote in it ended the string
+    (``'total',print('PWNED'),'``) and the corrected cell ran what the column's name spelt."""
+    if found.startswith("."):  # df.regin: an attribute only where the name is one, else indexed
+        return found.replace(wrong, right) if right.isidentifier() and not keyword.iskeyword(right) \
+            else f"[{literal(right)}]"
+    if found[:1] in ("'", '"') and "f" in prefix:  # f'…': a brace in the name would be a field, run as code
+        right = right.replace("{", "{{").replace("}", "}}")
+    if found[:1] in ("'", '"') and (found[0] in right or "\\" in right or not right.isprintable()):
+        return literal(right)  # a literal of its own, in double quotes (after an f, its braces doubled above)
+    return found.replace(wrong, right)  # a variable's name (an identifier), or a string it can be written in
+
+
+# In a cell Python cannot parse (an IPython %magic or !shell line), a name is written in only where it
+# can end no string and start no field or shell expansion, whatever surrounds it.
+_PLAIN = re.compile(r"[\w .-]+")
+
+
+def _only_renamed(source: str, fixed: str, wrong: str, right: str, regex: str) -> bool:
+    """Whether ``fixed`` means ``source`` with only the column ``wrong`` renamed ``right``. The name is
+    written where the cell spells ``wrong``, also inside another string (a label, ``"sum of 'regoin'"``):
+    a quote in the name ended that string and the rest ran (``"+str(print('PWNED'))+"``), as did an
+    f-string's field; the parsed cells are compared, so no spelling of the name can add code."""
+    try:
+        before, after = ast.parse(source), ast.parse(fixed)
+    except (SyntaxError, ValueError):
+        plain = right.isidentifier() and not keyword.iskeyword(right) if regex.startswith("\\.") else _PLAIN.fullmatch(right)
+        return bool(plain)
+    return ast.dump(_Renamed(wrong, right, regex).visit(before)) == ast.dump(after)
+
+
+class _Renamed(ast.NodeTransformer):
+    """A parsed cell as the typo fix means it: the column ``wrong`` (a key, or ``df.wrong``) is
+    ``right``, and a string that spells it (``regex``) spells ``right`` there."""
+
+    def __init__(self, wrong: str, right: str, regex: str) -> None:
+        self.wrong, self.right, self.regex = wrong, right, regex
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if not isinstance(node.value, str):
+            return node
+        value = self.right if node.value == self.wrong else \
+            re.sub(self.regex, lambda m: m.group(0).replace(self.wrong, self.right), node.value)
+        return ast.Constant(value)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if node.attr != self.wrong or not self.regex.startswith("\\."):
+            return node
+        if self.right.isidentifier() and not keyword.iskeyword(self.right):
+            return ast.Attribute(node.value, self.right, node.ctx)
+        return ast.Subscript(node.value, ast.Constant(self.right), node.ctx)
 
 
 def _name_fix(failure: Failure, wrong: str, view: KernelView) -> Plan:
