@@ -68,9 +68,12 @@ def _unquoted(text: str | bytes) -> str | bytes:
     """``text`` without its JSON strings (a base64 image or an HTML table is skipped in one step).
     Escapes first, left to right: ``\\\\`` (a backslash) then ``\\"`` (a quote that ends no string);
     outside strings a backslash is no JSON, so the parser stops there and what it read agrees."""
+    # Each step only where it has something to do: a bomb of ``[],`` has no backslash and no quote.
     if isinstance(text, str):
-        return _STRING.sub("", text.replace("\\\\", "").replace('\\"', ""))
-    return _STRING_B.sub(b"", text.replace(b"\\\\", b"").replace(b'\\"', b""))
+        bare = text.replace("\\\\", "").replace('\\"', "") if "\\" in text else text
+        return _STRING.sub("", bare) if '"' in bare else bare
+    bare_b = text.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in text else text
+    return _STRING_B.sub(b"", bare_b) if b'"' in bare_b else bare_b
 
 
 def depth_exceeds(value: object, limit: int) -> bool:

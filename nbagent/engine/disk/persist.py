@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..contracts.errors import CorruptFileError, OverfullFileError
-from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, TooManyValuesError, loads_within
+from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, TooManyValuesError, containers_exceed, loads_within
 from .safe_open import read_regular
 
 
@@ -191,14 +191,15 @@ def read_json(path: str | os.PathLike[str], default: Any = None, *, containers: 
     raw = read_regular(p)  # a regular file, capped: a crafted folder cannot hang or exhaust memory
     if raw is None:
         return default
+    limit = MAX_TASK_FILE_CONTAINERS if containers is None else containers
+    if containers_exceed(raw, limit):  # counted in the bytes: a bomb is never decoded either
+        raise OverfullFileError(p, f"{TooManyValuesError(limit)}, which no file nbagent writes holds")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:
-        return loads_within(text, MAX_FILE_DEPTH, containers=MAX_TASK_FILE_CONTAINERS if containers is None else containers)
-    except TooManyValuesError as exc:
-        raise OverfullFileError(p, f"{exc}, which no file nbagent writes holds") from None
+        return loads_within(text, MAX_FILE_DEPTH)
     except NestedTooDeepError as exc:
         raise CorruptFileError(p, str(exc)) from None
     except ValueError as exc:  # not JSON; or an integer of more digits than Python converts
