@@ -104,6 +104,11 @@ def loads_within(text: str | bytes, limit: int = MAX_FILE_DEPTH, *, containers: 
     """``json.loads(text)``, or :class:`NestedTooDeepError` (a ValueError, as any text that is not
     JSON) when the text nests deeper than ``limit``, or :class:`TooManyValuesError` when it holds more
     than ``containers`` arrays and objects (None: no such bound), found before parsing."""
+    if isinstance(text, bytes):
+        # Decoded as json.loads would (it detects UTF-16/32): counted in UTF-16 bytes, a character
+        # such as U+4E22 (bytes 22 4E) holds a lone quote byte, so the strings skipped were not the
+        # parser's and ``[`` nested 100,000 deep passed the check (a RecursionError, no ValueError).
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
     bare = None
     if containers is not None and _opens(text) > containers:
         bare = _unquoted(text)  # taken out once, for both counts

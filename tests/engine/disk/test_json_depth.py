@@ -83,3 +83,15 @@ def test_arrays_and_objects_are_counted_outside_strings_whatever_their_escapes(t
     assert loads_within(text, containers=opened) == json.loads(text)
     with pytest.raises(TooManyValuesError):
         loads_within(text, containers=opened - 1)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-16", "utf-32"])
+def test_a_utf16_text_nested_past_the_bound_is_refused_though_its_bytes_hide_quotes(encoding: str) -> None:
+    # json.loads(bytes) reads UTF-16/32; U+4E22 is the bytes 22 4E there: a lone quote byte that made
+    # a byte-level scan skip the real brackets after it as if they were inside a string.
+    levels = 5_000
+    text = '["\u4e22", ' + "[" * levels + "]" * levels + ', "x"]'
+
+    with pytest.raises(NestedTooDeepError):
+        loads_within(text.encode(encoding))
+    assert loads_within('["\u4e22", [[1]], "x"]'.encode(encoding)) == ["\u4e22", [[1]], "x"]
