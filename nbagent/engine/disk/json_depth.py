@@ -100,6 +100,18 @@ def text_depth_exceeds(text: str | bytes, limit: int, *, unquoted: bool = False)
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
+def check_within(text: str | bytes, limit: int = MAX_FILE_DEPTH, *, containers: int | None = None) -> None:
+    """What :func:`loads_within` checks before parsing, for a caller that parses the text itself
+    (``text`` as the parser will read it: bytes only when they are UTF-8 and decoded so)."""
+    bare = None
+    if containers is not None and _opens(text) > containers:
+        bare = _unquoted(text)  # taken out once, for both counts: the slowest step on a large text
+        if _opens(bare) > containers:
+            raise TooManyValuesError(containers)
+    if text_depth_exceeds(bare if bare is not None else text, limit, unquoted=bare is not None):
+        raise NestedTooDeepError(limit)
+
+
 def loads_within(text: str | bytes, limit: int = MAX_FILE_DEPTH, *, containers: int | None = None) -> Any:
     """``json.loads(text)``, or :class:`NestedTooDeepError` (a ValueError, as any text that is not
     JSON) when the text nests deeper than ``limit``, or :class:`TooManyValuesError` when it holds more
@@ -109,15 +121,9 @@ def loads_within(text: str | bytes, limit: int = MAX_FILE_DEPTH, *, containers: 
         # such as U+4E22 (bytes 22 4E) holds a lone quote byte, so the strings skipped were not the
         # parser's and ``[`` nested 100,000 deep passed the check (a RecursionError, no ValueError).
         text = text.decode(json.detect_encoding(text), "surrogatepass")
-    bare = None
-    if containers is not None and _opens(text) > containers:
-        bare = _unquoted(text)  # taken out once, for both counts
-        if _opens(bare) > containers:
-            raise TooManyValuesError(containers)
-    if text_depth_exceeds(bare if bare is not None else text, limit, unquoted=bare is not None):
-        raise NestedTooDeepError(limit)
+    check_within(text, limit, containers=containers)
     return json.loads(text)
 
 
-__all__ = ["MAX_FILE_DEPTH", "NestedTooDeepError", "TooManyValuesError", "containers_exceed", "depth_exceeds",
-           "loads_within", "text_depth_exceeds"]
+__all__ = ["MAX_FILE_DEPTH", "NestedTooDeepError", "TooManyValuesError", "check_within", "containers_exceed",
+           "depth_exceeds", "loads_within", "text_depth_exceeds"]

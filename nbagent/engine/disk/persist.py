@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..contracts.errors import CorruptFileError, OverfullFileError
-from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, TooManyValuesError, containers_exceed, loads_within
+from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, TooManyValuesError, check_within
 from .safe_open import read_regular
 
 
@@ -192,15 +192,19 @@ def read_json(path: str | os.PathLike[str], default: Any = None, *, containers: 
     if raw is None:
         return default
     limit = MAX_TASK_FILE_CONTAINERS if containers is None else containers
-    if containers_exceed(raw, limit):  # counted in the bytes: a bomb is never decoded either
-        raise OverfullFileError(p, f"{TooManyValuesError(limit)}, which no file nbagent writes holds")
+    try:
+        # Counted in the UTF-8 bytes, strings taken out once for both bounds: a bomb is never decoded,
+        # and a file whose strings hold millions of brackets is not scanned twice.
+        check_within(raw, MAX_FILE_DEPTH, containers=limit)
+    except TooManyValuesError as exc:
+        raise OverfullFileError(p, f"{exc}, which no file nbagent writes holds") from None
+    except NestedTooDeepError as exc:
+        raise CorruptFileError(p, str(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:
-        return loads_within(text, MAX_FILE_DEPTH)
-    except NestedTooDeepError as exc:
-        raise CorruptFileError(p, str(exc)) from None
+        return json.loads(text)
     except ValueError as exc:  # not JSON; or an integer of more digits than Python converts
         raise CorruptFileError(p, f"invalid JSON: {exc}") from None

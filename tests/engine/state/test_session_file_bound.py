@@ -78,3 +78,24 @@ def test_a_long_sessions_files_hold_a_fraction_of_the_bound_and_load(tmp_path: P
     started = time.perf_counter()
     assert len(load_folder(task).history) == 6 * turns  # a prompt, three replies, two results a turn
     assert time.perf_counter() - started < 30
+
+
+def test_a_task_file_whose_strings_hold_millions_of_brackets_is_scanned_once_and_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A long session's streamed code or JSON text: brackets over the bound counted plainly, few
+    # outside strings. Taking its strings out is the slowest step (22 MB: ~0.5 s); it was done twice,
+    # in the bytes for the bound and again in the text for the depth.
+    monkeypatch.setattr(persist, "MAX_TASK_FILE_CONTAINERS", 1_000, raising=False)
+    scans: list[int] = []
+    unquoted = json_depth._unquoted
+
+    def counted(text: str | bytes) -> str | bytes:
+        scans.append(len(text))
+        return unquoted(text)
+
+    monkeypatch.setattr(json_depth, "_unquoted", counted)
+    events = [{"kind": "text_delta", "text": '[1, 2] {"a": "b\\\\"} ' * 20} for _ in range(200)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(events))
+
+    assert persist.read_json(tmp_path / "ui_messages.json") == events
+    assert len(scans) == 1
