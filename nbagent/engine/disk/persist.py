@@ -173,12 +173,13 @@ def atomic_write_json(path: str | os.PathLike[str], data: object) -> None:
     atomic_write_text(path, dumps_by_line(data))
 
 
-MAX_TASK_FILE_CONTAINERS = 1_000_000
-"""The most JSON arrays and objects a task file read may hold. A 200-turn session with three tool
-calls a turn and 40 kB outputs holds ~5,000 per file (tool outputs are strings), a 10,000-message one
-some 50,000, a turn's shown outputs one per 100 bytes of a map's GeoJSON; a received file of ``[],``
-repeated holds up to 85 million in the 256 MB a task file may have (minutes and GBs to parse): at the
-bound ~1 s. Refused unparsed, named as unreadable."""
+MAX_TASK_FILE_CONTAINERS = 4_000_000
+"""The most JSON arrays and objects a task file read may hold. nbagent's own files reach millions: a
+session whose tool calls carry arrays of points (a plotting or data tool, 8,000 pairs a call, $1 a
+turn) wrote 1,040,000 into a 10 MB history in 130 turns, and the 1,000,000 first set here refused its
+resume. A received file of ``[],`` repeated holds up to 85 million in the 256 MB a task file may
+have (minutes and GBs to parse); at this bound it parses in ~2.4 s and ~320 MB. Refused unparsed,
+named as unreadable."""
 
 
 def read_json(path: str | os.PathLike[str], default: Any = None, *, containers: int | None = None) -> Any:
@@ -197,7 +198,7 @@ def read_json(path: str | os.PathLike[str], default: Any = None, *, containers: 
         # and a file whose strings hold millions of brackets is not scanned twice.
         check_within(raw, MAX_FILE_DEPTH, containers=limit)
     except TooManyValuesError as exc:
-        raise OverfullFileError(p, f"{exc}, which no file nbagent writes holds") from None
+        raise OverfullFileError(p, f"{exc}, more than nbagent parses from one file: seconds and GBs") from None
     except NestedTooDeepError as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:

@@ -99,3 +99,16 @@ def test_a_task_file_whose_strings_hold_millions_of_brackets_is_scanned_once_and
 
     assert persist.read_json(tmp_path / "ui_messages.json") == events
     assert len(scans) == 1
+
+
+def test_a_history_nbagent_wrote_of_a_million_points_in_tool_inputs_is_read(tmp_path: Path) -> None:
+    # 130 turns of a tool called with 8,000 [x, y] pairs (what Agent wrote through the simulated API:
+    # 1,040,000 arrays in 10 MB): its resume was refused as "corrupt" by a 1,000,000 bound.
+    points = [[0.5, i] for i in range(8_000)]
+    history = [message for turn in range(130) for message in (
+        {"role": "user", "content": [{"type": "text", "text": f"turn {turn}: plot"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{turn}", "name": "plot",
+                                           "input": {"points": points}}]})]
+    (tmp_path / HISTORY_FILE).write_text(json.dumps(history))
+
+    assert len(persist.read_json(tmp_path / HISTORY_FILE)) == 260
