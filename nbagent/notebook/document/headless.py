@@ -25,12 +25,13 @@ if TYPE_CHECKING:
 
 # A notebook larger than this is not read to look for a cell (a received folder could hold anything).
 _MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
-MAX_NOTEBOOK_CONTAINERS = 1_000_000
-"""The most JSON arrays and objects a notebook read to look for a cell may hold. Real notebooks hold
-one per 20 bytes at the densest (a map's GeoJSON coordinates, a chart's inline rows; HTML, images and
-code are strings, which do not count): a 20 MB notebook of maps stays below. A notebook of ``[],``
-repeated (a few hundred kB zipped, 60 MB unpacked) holds 20 million, which took 30 s and 1.7 GB to
-parse; at the bound it is ~1 s."""
+MAX_NOTEBOOK_CONTAINERS = 2_000_000
+"""The most JSON arrays and objects a notebook read to look for a cell may hold. Real outputs hold one
+per 47 bytes at the densest measured (``IPython.display.JSON`` of records, stored as JSON objects: a
+50 MB notebook of them holds 1,060,000, which the 1,000,000 first set here skipped); a map's GeoJSON
+one per 100; HTML, images and code are strings, which do not count. A notebook of ``[],`` repeated (a
+few hundred kB zipped, 60 MB unpacked) holds 20 million, which took 30 s and 1.7 GB to parse; at the
+bound it is ~1.2 s."""
 # nbconvert's default output beside its input: a copy of the notebook that ran, not another notebook.
 _NBCONVERT_OUTPUT = ".nbconvert.ipynb"
 # An agent cell: ``%%agent`` on its first line (any other cell magic may wrap a loop of prompts).

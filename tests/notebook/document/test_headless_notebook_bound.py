@@ -76,3 +76,13 @@ def test_a_full_size_bracket_bomb_costs_about_a_second_not_half_a_minute(tmp_pat
     started = time.perf_counter()
     assert notebook_with_cell(tmp_path, CELL) == "mine.ipynb"
     assert time.perf_counter() - started < 10
+
+
+@SOAK
+def test_a_notebook_of_a_json_display_of_records_is_still_read(tmp_path: Path) -> None:
+    # IPython.display.JSON of records: stored as JSON objects, one per 47 bytes (denser than a map):
+    # 50 MB (under the 64 MB read) held 1,060,000 and was skipped by a 1,000,000 bound.
+    records = [{"id": i, "xy": [i, 1]} for i in range(530_000)]
+    output = {"output_type": "display_data", "metadata": {}, "data": {"application/json": records}}
+    (tmp_path / "records.ipynb").write_text(_notebook([_code("JSON(records)", [output]), _code(CELL)]))
+    assert notebook_with_cell(tmp_path, CELL) == "records.ipynb"
