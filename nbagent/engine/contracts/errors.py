@@ -118,6 +118,18 @@ class CorruptFileError(NbAgentError):
         super().__init__(f"{path} is corrupt and was left untouched ({reason}). Move it aside or restore it to continue.")
 
 
+class OverfullFileError(CorruptFileError):
+    """A persisted file holding more JSON arrays and objects than nbagent parses from one, refused
+    before it is parsed (a received ``[],`` bomb): never read in parts as a crash's torn log is."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        super().__init__(path, reason)
+        # Not "corrupt": nbagent's own session can grow this large (tool inputs of arrays), and then
+        # moving the file aside or restoring it is not what the user needs to hear.
+        self.args = (f"{path} was not read and is left untouched ({reason}). A file you received: move it "
+                     "aside. A session of yours this large: continue in a new one (%agent reset).",)
+
+
 def is_auto_retryable(kind: ErrorKind) -> bool:
     """Whether nbagent retries this kind by itself (the rest go to the user)."""
     return kind in _AUTO_RETRYABLE

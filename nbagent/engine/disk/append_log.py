@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
-from ..contracts.errors import CorruptFileError, TaskFolderError
+from ..contracts.errors import CorruptFileError, OverfullFileError, TaskFolderError
 from ..contracts.json_types import JSONValue
 from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, loads_within
 from .persist import atomic_write_text, read_json
@@ -201,6 +201,8 @@ def read_log(path: Path, notices: list[str] | None = None) -> JSONValue:
     be rewritten whole before anything is appended to it)."""
     try:
         items: JSONValue = read_json(path, default=[])
+    except OverfullFileError:
+        raise  # refused unparsed: read line by line it would cost what it was refused for
     except CorruptFileError:
         items = _torn_log(path)
         if items is None:

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..contracts.errors import CorruptFileError
-from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, loads_within
+from ..contracts.errors import CorruptFileError, OverfullFileError
+from .json_depth import MAX_FILE_DEPTH, NestedTooDeepError, TooManyValuesError, check_within
 from .safe_open import read_regular
 
 
@@ -173,21 +173,39 @@ def atomic_write_json(path: str | os.PathLike[str], data: object) -> None:
     atomic_write_text(path, dumps_by_line(data))
 
 
-def read_json(path: str | os.PathLike[str], default: Any = None) -> Any:
+MAX_TASK_FILE_CONTAINERS = 4_000_000
+"""The most JSON arrays and objects a task file read may hold. nbagent's own files reach millions: a
+session whose tool calls carry arrays of points (a plotting or data tool, 8,000 pairs a call, $1 a
+turn) wrote 1,040,000 into a 10 MB history in 130 turns, and the 1,000,000 first set here refused its
+resume. A received file of ``[],`` repeated holds up to 85 million in the 256 MB a task file may
+have (minutes and GBs to parse); at this bound it parses in ~2.4 s and ~320 MB. Refused unparsed,
+named as unreadable."""
+
+
+def read_json(path: str | os.PathLike[str], default: Any = None, *, containers: int | None = None) -> Any:
     """Load a task folder's JSON file; a missing file gives ``default``; an unreadable one (not
     JSON, not a regular file, over :data:`~nbagent.engine.disk.safe_open.MAX_TASK_FILE_BYTES`) raises
-    :class:`CorruptFileError` naming the file and leaves it untouched."""
+    :class:`CorruptFileError` naming the file and leaves it untouched; one of more than ``containers``
+    arrays and objects (None: :data:`MAX_TASK_FILE_CONTAINERS`) raises :class:`OverfullFileError` (a
+    CorruptFileError) before it is parsed."""
     p = Path(path)
     raw = read_regular(p)  # a regular file, capped: a crafted folder cannot hang or exhaust memory
     if raw is None:
         return default
+    limit = MAX_TASK_FILE_CONTAINERS if containers is None else containers
+    try:
+        # Counted in the UTF-8 bytes, strings taken out once for both bounds: a bomb is never decoded,
+        # and a file whose strings hold millions of brackets is not scanned twice.
+        check_within(raw, MAX_FILE_DEPTH, containers=limit)
+    except TooManyValuesError as exc:
+        raise OverfullFileError(p, f"{exc}, more than nbagent parses from one file: seconds and GBs") from None
+    except NestedTooDeepError as exc:
+        raise CorruptFileError(p, str(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptFileError(p, str(exc)) from None
     try:
-        return loads_within(text, MAX_FILE_DEPTH)
-    except NestedTooDeepError as exc:
-        raise CorruptFileError(p, str(exc)) from None
+        return json.loads(text)
     except ValueError as exc:  # not JSON; or an integer of more digits than Python converts
         raise CorruptFileError(p, f"invalid JSON: {exc}") from None

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ...engine.disk.json_depth import loads_within
+from ...engine.disk.json_depth import TooManyValuesError, loads_within
 from .bridge import executing_request
 from .own_reads import unwatched
 
@@ -25,6 +25,13 @@ if TYPE_CHECKING:
 
 # A notebook larger than this is not read to look for a cell (a received folder could hold anything).
 _MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+MAX_NOTEBOOK_CONTAINERS = 2_000_000
+"""The most JSON arrays and objects a notebook read to look for a cell may hold. Real outputs hold one
+per 47 bytes at the densest measured (``IPython.display.JSON`` of records, stored as JSON objects: a
+50 MB notebook of them holds 1,060,000, which the 1,000,000 first set here skipped); a map's GeoJSON
+one per 100; HTML, images and code are strings, which do not count. A notebook of ``[],`` repeated (a
+few hundred kB zipped, 60 MB unpacked) holds 20 million, which took 30 s and 1.7 GB to parse; at the
+bound it is ~1.2 s."""
 # nbconvert's default output beside its input: a copy of the notebook that ran, not another notebook.
 _NBCONVERT_OUTPUT = ".nbconvert.ipynb"
 # An agent cell: ``%%agent`` on its first line (any other cell magic may wrap a loop of prompts).
@@ -69,10 +76,35 @@ def _read(path: Path) -> dict[str, object]:
             return {}
         with unwatched():  # nbagent's own look, not an input of the turn running now
             text = path.read_text(encoding="utf-8")
-        data = loads_within(text)
+        data = loads_within(text, containers=MAX_NOTEBOOK_CONTAINERS)
+    except TooManyValuesError as exc:
+        _say_skipped(path, exc)
+        return {}
     except (OSError, ValueError):  # not a notebook, or ``[[[…`` nested past the bound
         return {}
     return data if isinstance(data, dict) else {}
+
+
+_SKIPPED: set[tuple[str, int, int]] = set()
+"""The notebooks (path, modification time, size) already said to be skipped: said once each."""
+
+
+def _say_skipped(path: Path, exc: TooManyValuesError) -> None:
+    """Say under the running cell that a notebook of the folder was not read (not silently: it may
+    be the one that holds the cell, which then is not found there)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key in _SKIPPED:
+        return
+    _SKIPPED.add(key)
+    from IPython.display import display  # not live_lines' show_line: it imports this module back
+
+    display({"text/plain": f"nbagent: {path.name} was not read to find this agent cell: it holds {exc}, more than "
+             "any notebook's outputs (reading it would take seconds and GBs). If it is yours, clear its outputs."},
+            raw=True)
 
 
 def _copy_of(path: Path) -> str | None:

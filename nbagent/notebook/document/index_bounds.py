@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from ...engine.contracts.errors import CorruptFileError, NbAgentError
+from ...engine.disk.json_depth import containers_exceed
 from ...engine.disk.safe_open import open_regular
 
 MAX_INDEX_BYTES = 16 << 20
@@ -44,26 +45,8 @@ def refuse_unparseable(path: Path) -> None:
         return
     finally:
         os.close(fd)
-    containers = _containers(raw)
-    if containers is None:
-        raise CorruptFileError(path, f"more than {MAX_INDEX_CONTAINERS:,} strings, which no replay index holds")
-    if containers > MAX_INDEX_CONTAINERS:
+    if containers_exceed(raw, MAX_INDEX_CONTAINERS):  # brackets in its strings (pasted JSON prompts) not counted
         raise CorruptFileError(path, f"more than {MAX_INDEX_CONTAINERS:,} arrays and objects, which no replay index holds")
-
-
-def _containers(raw: bytes) -> int | None:
-    """How many arrays and objects the JSON text ``raw`` holds, told at C speed; brackets inside its
-    strings are not counted (the user's own prompts of pasted JSON or code hold hundreds of thousands:
-    counted, the index was refused, and with it the first agent cell of every notebook in the folder
-    and each later turn's record). None: more strings than an index holds (reading them would cost)."""
-    count = raw.count(b"[") + raw.count(b"{")
-    if count <= MAX_INDEX_CONTAINERS:
-        return count  # the usual index: its strings need no reading
-    bare = raw.replace(b"\\\\", b"").replace(b'\\"', b"")  # an escaped quote ends no string
-    if bare.count(b'"') > 2 * MAX_INDEX_CONTAINERS:
-        return None
-    outside = b"".join(bare.split(b'"')[::2])  # every other piece is a string's contents
-    return outside.count(b"[") + outside.count(b"{")
 
 
 __all__ = ["MAX_INDEX_BYTES", "MAX_INDEX_CONTAINERS", "refuse_unparseable"]
