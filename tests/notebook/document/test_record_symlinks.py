@@ -76,10 +76,13 @@ def test_a_recorded_session_whose_folder_is_a_link_is_neither_replayed_nor_conti
 def test_a_link_planted_under_a_new_sessions_name_is_not_followed(tmp_path: Path, monkeypatch) -> None:
     import time
 
-    from nbagent.notebook.document.replay import new_session_dir
+    from nbagent.notebook.document.replay import new_session_dir, refuse_unsafe
 
-    monkeypatch.setattr(time, "strftime", lambda fmt: "20261205-080000-42-1")  # the name it would get
+    monkeypatch.setattr(time, "strftime", lambda fmt: fmt.replace("%Y%m%d-%H%M%S", "20261205-080000"))
+    name = f"20261205-080000-{os.getpid()}-1"  # the name it would get
     sessions_dir(tmp_path).mkdir(parents=True)
-    (sessions_dir(tmp_path) / "20261205-080000-42-1").symlink_to(tmp_path, target_is_directory=True)
-    with pytest.raises(RecordFolderError, match="20261205-080000-42-1 is a symbolic link"):
-        new_session_dir(tmp_path, 1)
+    (sessions_dir(tmp_path) / name).symlink_to(tmp_path, target_is_directory=True)
+    made = new_session_dir(tmp_path, 1)
+    assert made.name != name and not made.is_symlink()  # a name taken, by a link too, is passed over
+    with pytest.raises(RecordFolderError, match=f"{name} is a symbolic link"):
+        refuse_unsafe(tmp_path, name)  # and one planted after that look is refused where it is used
