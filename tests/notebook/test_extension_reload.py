@@ -35,3 +35,18 @@ def test_reload_ext_takes_new_config_and_registers_no_second_watcher(ip):  # noq
     assert magics.notes == 400
     assert len(ip.events.callbacks["post_run_cell"]) == watchers
     magics.notes = 0
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_reload_ext_keeps_the_images_user_cells_display_for_the_next_prompt(ip):  # noqa: F811
+    # The new magics' own watcher took the display hooks over, and was then dropped for the kept
+    # one: after a reload no plot a cell showed reached a prompt ("the plot above"), nor a replay's
+    # check that a plot the answer was about is the same (a plot not kept is not compared).
+    ip.run_cell("%reload_ext nbagent")  # outside capture_output, which swaps the publisher while it runs
+    image = f"from IPython.display import Image; import base64; Image(base64.b64decode('{PNG}'))"
+    ip.run_cell(f"{image.replace('; Image(', '; display(Image(')})")  # display(): the publisher
+    ip.run_cell(image)  # the cell's value: the display hook
+
+    assert len(magics_mod.active_magics().displayed.images) == 2  # was 0

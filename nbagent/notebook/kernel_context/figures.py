@@ -144,9 +144,15 @@ class DisplayedImages:
         events = getattr(shell, "events", None)
         if events is not None:
             events.register("pre_run_cell", self._cell_starts)
-        self._watch_publisher(getattr(shell, "display_pub", None))
-        self._watch_formatter(getattr(shell, "display_formatter", None))
-        self._watch_displayhook(getattr(shell, "displayhook", None))
+        self.watch()
+
+    def watch(self) -> None:
+        """Watch the shell's display publisher, formatter and display hook, in place of whatever
+        watched them before: ``%reload_ext nbagent`` keeps this object, after the new magics' own had
+        taken them over (the images user cells displayed then went to an object nobody read)."""
+        self._watch_publisher(getattr(self.shell, "display_pub", None))
+        self._watch_formatter(getattr(self.shell, "display_formatter", None))
+        self._watch_displayhook(getattr(self.shell, "displayhook", None))
 
     def _watch_publisher(self, pub: Any) -> None:
         if pub is None:
