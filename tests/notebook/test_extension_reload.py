@@ -63,3 +63,4 @@ def test_reload_ext_keeps_redacting_a_table_shown_with_passwords_then_masked_in_
     engine = magics_mod.active_magics().session().agent.engine
     assert "hunter2-xyz-98765" in engine.credential_values()  # was: not a secret any more
     assert "hunter2-xyz-98765" not in engine.sanitizer().redact("shown: hunter2-xyz-98765")
+
