@@ -34,6 +34,9 @@ async def test_a_cell_the_model_inserted_then_rewrote_goes_with_a_rollback_and_i
     await read(tools, tmp_path, 2)
     await edit(tools, tmp_path, 2, "t2-rep", action="replace", cell_id=inserted, source="y = 2")
     mine = dumps(front.cells[-1])
+    # Still the agent's kind: in chat mode, Restart & Run All runs it as code (as "edit", a user's plain
+    # cell, it was sent to the model as a question: tests/notebook/test_magics_inprocess.py's chat tests).
+    assert next(c for c in front.cells if c["id"] == inserted)["metadata"]["nbagent"]["kind"] == "new"
 
     removal = remove_turn_cells(bridge, "S", 1)
 
@@ -68,3 +71,4 @@ async def test_a_users_cell_the_model_rewrote_stays_the_users(tmp_path):
 
     assert removal.removed == [] and "my_result = 2" in front.sources()
     assert front.cells[2]["metadata"]["nbagent"]["kind"] == "edit" and "your cell" in removal.describe()
+
