@@ -229,7 +229,10 @@ class DisplayedImages:
         once the value is masked. ``display(users)``'s too (attacker pass 30: read by notebook_read)."""
         held, self._held = self._held, ()
         if held and isinstance(cell, int):
-            self._shown_secrets[cell] = tuple(dict.fromkeys((*self._shown_secrets.get(cell, ()), *held)))
+            # Newest first, at most what secrets() can return: a cell displaying frames in a loop merged
+            # every one's (40,000 for 1,000 tables, each display slower than the last).
+            merged = dict.fromkeys((*held, *self._shown_secrets.get(cell, ())))
+            self._shown_secrets[cell] = tuple(islice(merged, SHOWN_SECRETS))
         for old in sorted(set(self.shown) | set(self._shown_secrets))[:-SHOWN_KEPT]:
             self.shown.pop(old, None)
             self._shown_secrets.pop(old, None)
