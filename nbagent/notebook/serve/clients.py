@@ -63,7 +63,7 @@ def identify(ctx: Any) -> tuple[str, str]:
     return clean or "unnamed client", session
 
 
-LOOKALIKE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC"})
+LOOKALIKE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LISU"})
 """Scripts with letters drawn like Latin ones (Cyrillic "с" and Latin "c")."""
 
 

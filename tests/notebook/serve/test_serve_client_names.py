@@ -66,3 +66,13 @@ def test_a_name_of_letters_all_drawn_like_ascii_ones_is_shown_apart(impostor: st
     assert clients.admit(identify(_ctx("claude-code", "s1"))).name == "claude-code"
     shown = clients.admit(identify(_ctx(impostor, "s2"))).name
     assert shown.isascii() and "\\u" in shown, shown
+
+
+@pytest.mark.parametrize("impostor", ["c\ua4f2aude-code", "\ua4daLAUDE-CODE"])
+def test_a_name_mixing_latin_with_lisu_letters_drawn_like_latin_capitals_is_shown_apart(impostor: str) -> None:
+    # Review of attacker pass 30: Lisu letters are drawn like Latin capitals ("ꓲ" like "l" or "I"), and
+    # Lisu was not among the lookalike scripts: "cꓲaude-code" was shown as it drew, like "claude-code".
+    clients = Clients(max_clients=2)
+    clients.admit(identify(_ctx("claude-code", "s1")))
+    shown = clients.admit(identify(_ctx(impostor, "s2"))).name
+    assert shown.isascii() and "\\ua4" in shown, shown
