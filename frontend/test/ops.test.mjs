@@ -170,6 +170,17 @@ test('replace by the kernel restamps what it wrote: its own later source edit is
   assert.equal(opDelete(nb, { ids: [a], expect: EXPECT }).deleted, 1);
 });
 
+test('a cell the agent made, rewritten by notebook_edit with the mark it was made with, is still the agent\'s', t => {
+  // The kernel sends the cell's own mark (without `made`) with the model's new text: the page keeps its
+  // stamp of the cell's id and restamps the text, so a rollback or a re-run still removes the cell.
+  const nb = fresh(t, [user('mine')]);
+  const a = agentInsert(nb, 'y = 1', 1);
+  opReplace(nb, { source: 'y = 2', metadata: { nbagent: mark(1, { tool_use_id: 'tu-edit' }) } }, a);
+  assert.equal(byId(nb, a).getMetadata('nbagent').made.cell_id, a);
+  assert.deepEqual(opDelete(nb, { ids: [a, nb.cells[0].id], expect: EXPECT }).removed, [a]);
+  assert.deepEqual(sources(nb), ['mine']);
+});
+
 test('replace never lets an output carry a trusted flag, and untrusts a cell the user ran', t => {
   const nb = fresh(t, [user('x', { metadata: { trusted: true } })]);
   const id = nb.cells[0].id;

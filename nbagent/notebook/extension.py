@@ -54,6 +54,7 @@ def _carry_over(magics: AgentMagics, old: AgentMagics | None) -> None:
     magics.current, magics._session_count, magics.mode = old.current, old._session_count, old.mode
     magics._document, magics.cell_log = old._document, old.cell_log
     magics.last_error, magics.displayed = old.last_error, old.displayed
+    old.displayed.watch()  # the new magics' own had taken the display hooks over: the kept one watches them again
 
 
 def _refuse_start_folder(shell: "InteractiveShell") -> None:

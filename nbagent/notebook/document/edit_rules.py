@@ -5,11 +5,14 @@ are refused. ``bypass`` runs them (see ``PermissionGate.protected_reason``)."""
 from __future__ import annotations
 
 import hashlib
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from .bridge_types import CellJSON
 from .fetches import fetched_hosts
 from .removal import MADE_KINDS, ORIGIN, mark_of
+
+if TYPE_CHECKING:
+    from ...engine.contracts.json_types import JSONObject
 
 IN_MEMORY_SESSION = "(in memory)"
 """What a session kept in memory (not recorded) names itself in its cells' marks: the same in every
@@ -67,4 +70,20 @@ def asks_each_time(tool_input: Mapping[str, object], made: Mapping[str, bool]) -
                        "renders (an image's URL can carry data out)")
     return "; ".join(reasons) + ", so it asks each time" if reasons else None
 
-__all__ = ["IN_MEMORY_SESSION", "asks_each_time", "made_here"]
+
+def replaced_mark(cell: CellJSON, edit: JSONObject, own: bool) -> JSONObject:
+    """The mark a ``notebook_edit`` replace writes on ``cell``: ``edit`` (``"kind": "edit"``, the user's
+    cell the agent changed, which nbagent never removes) unless the cell is one the agent made here
+    (``own``: :func:`made_here` as the model read it), which keeps the mark it was made with (its
+    kind, turn, agent cell): a cell the model inserted, then rewrote, was marked "edit", so
+    ``%agent rollback`` kept it and called it yours, and re-running its agent cell no longer
+    replaced it (attacker pass 30)."""
+    mark = mark_of(cell)
+    if not own or mark is None or mark.get("origin") != ORIGIN or mark.get("kind") not in MADE_KINDS:
+        return edit
+    # ``made`` is the front-end's (it keeps its own). The call that wrote the text now is this one: a
+    # replay compares a materialised cell with the code of the call named here, which it no longer holds.
+    return {**{k: v for k, v in mark.items() if k != "made"}, "tool_use_id": edit.get("tool_use_id")}
+
+
+__all__ = ["IN_MEMORY_SESSION", "asks_each_time", "made_here", "replaced_mark"]

@@ -26,7 +26,7 @@ from ..user_code_interrupt import interrupt_after
 from .bridge import Bridge, BridgeError, BridgeUnavailable, executing_cell_id
 from .bridge_types import BridgeResult, CellJSON, OutputJSON, RequestArgs
 from .cells import MARK, cell_for_model, literal_secrets, outputs_of, ran_as, source_hash
-from .edit_rules import asks_each_time, made_here
+from .edit_rules import asks_each_time, made_here, replaced_mark
 from .images import bounded_image, without_secret_figures
 from .preview import cell_source as _source
 from .preview import edit_preview, run_preview
@@ -226,12 +226,13 @@ class NotebookEdit(_NotebookTool):
             return await self._insert(params, ctx)
         if not params.cell_id:
             raise ToolExecutionError(f"notebook_edit {params.action} needs cell_id.")
-        await self._check_unchanged(params.cell_id)
+        cell = await self._check_unchanged(params.cell_id)
         if params.action == "replace":
             if params.source is None:
                 raise ToolExecutionError("notebook_edit replace needs source.")
+            mark = replaced_mark(cell, self.shared.mark(ctx), own=self.shared.made.get(params.cell_id, False))
             result = await self.shared.call("replace", cell_id=params.cell_id, source=params.source,
-                                            cell_type=params.cell_type, metadata={MARK: self.shared.mark(ctx)})
+                                            cell_type=params.cell_type, metadata={MARK: mark})
             new_id = str(result.get("id") or params.cell_id)
             self.shared.seen[new_id] = source_hash(params.source)
             # The agent's own cell stays its own (a fix loop rewrites it again under the allowance);
@@ -293,7 +294,7 @@ class NotebookEdit(_NotebookTool):
         why = ", ".join(removal.kept_reasons()) or "not a cell the agent made in this session"
         raise ToolExecutionError(not_deleted(cell_id, why))
 
-    async def _check_unchanged(self, cell_id: str) -> None:
+    async def _check_unchanged(self, cell_id: str) -> CellJSON:
         if cell_id not in self.shared.seen:
             raise ToolExecutionError(f"Cell {cell_id} has not been read: read it with notebook_read before changing it.")
         _index, cell = await self.shared.read_cell(cell_id)
@@ -301,6 +302,7 @@ class NotebookEdit(_NotebookTool):
             self.shared.seen.pop(cell_id, None)
             raise ToolExecutionError(f"Cell {cell_id} changed since you last read it (edited by the user or replaced "
                                      "by a run): read it again with notebook_read, then edit what it holds now.")
+        return cell
 
 
 class NotebookRun(_NotebookTool):

@@ -144,9 +144,15 @@ class DisplayedImages:
         events = getattr(shell, "events", None)
         if events is not None:
             events.register("pre_run_cell", self._cell_starts)
-        self._watch_publisher(getattr(shell, "display_pub", None))
-        self._watch_formatter(getattr(shell, "display_formatter", None))
-        self._watch_displayhook(getattr(shell, "displayhook", None))
+        self.watch()
+
+    def watch(self) -> None:
+        """Watch the shell's display publisher, formatter and display hook, in place of whatever
+        watched them before: ``%reload_ext nbagent`` keeps this object, after the new magics' own had
+        taken them over (the images user cells displayed then went to an object nobody read)."""
+        self._watch_publisher(getattr(self.shell, "display_pub", None))
+        self._watch_formatter(getattr(self.shell, "display_formatter", None))
+        self._watch_displayhook(getattr(self.shell, "displayhook", None))
 
     def _watch_publisher(self, pub: Any) -> None:
         if pub is None:
@@ -156,6 +162,7 @@ class DisplayedImages:
 
         def publish(data: object, *args: object, **kwargs: object) -> object:
             self.saw(data)
+            self._keep_held(self._cell())  # display(users): the page shows it as it was then
             return original(data, *args, **kwargs)
         publish.__wrapped__ = original  # type: ignore[attr-defined]
         pub.publish = publish
@@ -213,19 +220,27 @@ class DisplayedImages:
     def _shown_text(self, data: object) -> None:
         text = data.get("text/plain") if isinstance(data, dict) else None
         cell = self._cell()
-        held, self._held = self._held, ()
         if isinstance(text, str) and isinstance(cell, int):
             self.shown[cell] = text[:SHOWN_CHARS]
-            self._shown_secrets[cell] = held
-            for old in sorted(self.shown)[:-SHOWN_KEPT]:
-                del self.shown[old]
-                self._shown_secrets.pop(old, None)
+        self._keep_held(cell)
+
+    def _keep_held(self, cell: int | None) -> None:
+        """Keep the secrets the value just formatted held, as cell ``cell``'s: the page still shows them
+        once the value is masked. ``display(users)``'s too (attacker pass 30: read by notebook_read)."""
+        held, self._held = self._held, ()
+        if held and isinstance(cell, int):
+            # Newest first, at most what secrets() can return: a cell displaying frames in a loop merged
+            # every one's (40,000 for 1,000 tables, each display slower than the last).
+            merged = dict.fromkeys((*held, *self._shown_secrets.get(cell, ())))
+            self._shown_secrets[cell] = tuple(islice(merged, SHOWN_SECRETS))
+        for old in sorted(set(self.shown) | set(self._shown_secrets))[:-SHOWN_KEPT]:
+            self.shown.pop(old, None)
+            self._shown_secrets.pop(old, None)
 
     def secrets(self) -> tuple[str, ...]:
-        """The secrets the values of the kept :attr:`shown` texts held when they were shown: a table
-        displayed, then masked in place (``users["password"] = …``, ``drop(..., inplace=True)``), is
-        told as it was shown, raw passwords included, while its value no longer holds them."""
-        newest_first = (s for cell in sorted(self.shown, reverse=True) for s in self._shown_secrets.get(cell, ()))
+        """The secrets the values recent cells showed (their value, or ``display()``) held then: a table
+        shown, then masked in place (``users["password"] = …``), is told as shown, raw passwords included."""
+        newest_first = (s for cell in sorted(self._shown_secrets, reverse=True) for s in self._shown_secrets[cell])
         # Bounded as a namespace's frames are: each secret is one more form every text is scanned for.
         return tuple(islice(dict.fromkeys(newest_first), SHOWN_SECRETS))
 

@@ -63,20 +63,41 @@ def identify(ctx: Any) -> tuple[str, str]:
     return clean or "unnamed client", session
 
 
-LOOKALIKE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC"})
+LOOKALIKE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LISU"})
 """Scripts with letters drawn like Latin ones (Cyrillic "с" and Latin "c")."""
 
 
+DRAWN_AS_ASCII = frozenset(
+    "аеорсухѕіјӏԁԛԝһүАВЕКМНОРСТХЅІЈԚԜҮӀ"  # Cyrillic
+    "οαινρϲυκΑΒΕΖΗΙΚΜΝΟΡΤΥΧϳϹ"  # Greek
+    "սօցհոզՏՕՍԼ"  # Armenian
+    "ᎪᏴᏟᎬᎻᏆᎫᏦᏞᎷᏢᏚᎢᏔᏃᎠᏀᏒᏙ"  # Cherokee
+    "ⲟⲣⲥⲭⲞⲢⲤⲬ"  # Coptic
+    "ɑǀıɩɡᴄᴏᴠᴡᴢꜱᴜʏ")  # Latin letters that are not ASCII ones but draw like them
+"""Letters drawn (near enough) like an ASCII letter: a name of these and ASCII letters only reads as an
+ASCII name ("сӏаսԁе-соԁе", Cyrillic and Armenian, reads "claude-code")."""
+DRAWN_AS_HYPHEN = frozenset("\u2010\u2011\u2012\u2013\u2212\u02d7\u2043\u00ad")
+"""Dashes drawn like ``-`` ("claude\u2010code" read "claude-code"), which NFKC leaves as they are."""
+
+
 def _lookalikes_escaped(name: str) -> str:
-    """A name mixing Latin letters with letters of a script that draws like them, those written as
-    ``\\u0441``: "сlaude-code" (Cyrillic с) was shown exactly like "claude-code", so an impostor
-    holding the token could be given the grant meant for the other (attacker pass 29). A name in
-    one script, or mixing scripts that do not look alike (Latin and Japanese), is kept."""
-    scripts = {unicodedata.name(ch, "").split(" ")[0] for ch in name if ch.isalpha()}
-    if "LATIN" not in scripts or not scripts & LOOKALIKE_SCRIPTS:
+    """Letters that draw like Latin ones written as ``\\u0441``, where the name mixes Latin letters
+    with a script that draws like them ("сlaude-code", Cyrillic с, was shown exactly like
+    "claude-code", so an impostor holding the token could be given the grant meant for the other:
+    attacker pass 29), or where every letter is ASCII or drawn like one ("сӏаսԁе-соԁе" in Cyrillic
+    and Armenian only, "clɑude-code" with a Latin alpha, "claude‐code" with U+2010: attacker pass
+    30), those and its dashes drawn like "-". A name in one script, or mixing scripts that do not
+    look alike (Latin and Japanese), is kept ("Кодекс", "Café")."""
+    letters = [ch for ch in name if ch.isalpha()]
+    scripts = {unicodedata.name(ch, "").split(" ")[0] for ch in letters}
+    if "LATIN" in scripts and scripts & LOOKALIKE_SCRIPTS:
+        escape = {ch for ch in letters if unicodedata.name(ch, "").split(" ")[0] in LOOKALIKE_SCRIPTS}
+    elif any(ch in DRAWN_AS_ASCII or ch in DRAWN_AS_HYPHEN for ch in name) \
+            and all(ch.isascii() or ch in DRAWN_AS_ASCII for ch in letters):
+        escape = {ch for ch in name if ch in DRAWN_AS_ASCII or ch in DRAWN_AS_HYPHEN}
+    else:
         return name
-    return "".join(f"\\u{ord(ch):04x}" if ch.isalpha() and unicodedata.name(ch, "").split(" ")[0] in LOOKALIKE_SCRIPTS
-                   else ch for ch in name)
+    return "".join(f"\\u{ord(ch):04x}" if ch in escape else ch for ch in name)
 
 
 class Clients:

@@ -53,3 +53,26 @@ def test_a_name_with_letters_that_draw_like_latin_ones_is_shown_apart(impostor: 
 @pytest.mark.parametrize("name", ["Кодекс", "Ελληνικά", "クロード client", "Café ✓"])
 def test_a_name_in_one_script_or_scripts_that_do_not_look_alike_is_kept(name: str) -> None:
     assert identify(_ctx(name, "s"))[0] == name
+
+
+@pytest.mark.parametrize("impostor", ["\u0441\u04cf\u0430\u057d\u0501\u0435-\u0441\u043e\u0501\u0435",
+                                      "c\u01c0aude-code", "cl\u0251ude-code", "\u13df\u13de\u13aa\u13a0\u13ac",
+                                      "claude\u2010code", "claude\u2212code", "claude\u2013code"])
+def test_a_name_of_letters_all_drawn_like_ascii_ones_is_shown_apart(impostor: str) -> None:
+    # Attacker pass 30: "claude-code" spelt in Cyrillic and Armenian letters only (no Latin letter to
+    # mix with), or with a Latin letter that is not ASCII (a dental click for "l", an alpha for "a"),
+    # or a dash that is not "-" (NFKC keeps U+2010), was shown as it drew: like the client the user allowed.
+    clients = Clients(max_clients=2)
+    assert clients.admit(identify(_ctx("claude-code", "s1"))).name == "claude-code"
+    shown = clients.admit(identify(_ctx(impostor, "s2"))).name
+    assert shown.isascii() and "\\u" in shown, shown
+
+
+@pytest.mark.parametrize("impostor", ["c\ua4f2aude-code", "\ua4daLAUDE-CODE"])
+def test_a_name_mixing_latin_with_lisu_letters_drawn_like_latin_capitals_is_shown_apart(impostor: str) -> None:
+    # Review of attacker pass 30: Lisu letters are drawn like Latin capitals ("ꓲ" like "l" or "I"), and
+    # Lisu was not among the lookalike scripts: "cꓲaude-code" was shown as it drew, like "claude-code".
+    clients = Clients(max_clients=2)
+    clients.admit(identify(_ctx("claude-code", "s1")))
+    shown = clients.admit(identify(_ctx(impostor, "s2"))).name
+    assert shown.isascii() and "\\ua4" in shown, shown
