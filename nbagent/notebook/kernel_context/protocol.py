@@ -68,7 +68,7 @@ def register_llm_repr(type_name: str, fn: Callable[[T], str]) -> None:
 
 
 def _figure(value: "Figure", full: bool) -> Description:
-    from .figures import figure_description
+    from .figure_text import figure_description
 
     return figure_description(value, full)
 
