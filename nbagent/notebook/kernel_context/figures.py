@@ -1,5 +1,5 @@
-"""Figures: what the model is told of a matplotlib figure, and the images cells displayed, sent
-as image blocks when a prompt is about them ("why is this plot empty?").
+"""Figures: the images cells displayed, sent as image blocks when a prompt is about them ("why is
+this plot empty?"); what the model is told of a figure itself is in :mod:`.figure_text`.
 
 A cell's displayed PNGs are kept as they pass through the shell's display publisher (the inline
 backend closes its figures after the cell, so they are not in the namespace any more): the last
