@@ -49,6 +49,9 @@ def test_fix_after_a_misspelt_column_names_it_and_inserts_code_that_runs(ip: Any
 
 def test_load_then_plot_puts_a_png_in_the_tool_card(ip, sales):  # noqa: F811
     pytest.importorskip("matplotlib")
+    # A first load, as in a new notebook: a `sales` an earlier test of this shared shell left would be
+    # kept, and the file loaded as `sales_csv` (tests/providers/ test that).
+    ip.user_ns.pop("sales", None)
     assert cell(ip, "%%agent\nLoad sales.csv into a DataFrame").error_in_exec is None
     assert ip.user_ns["sales"].shape == (3, 3)
     executor = magics_mod.active_magics().session().executor
