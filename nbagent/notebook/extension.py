@@ -21,8 +21,7 @@ def load(shell: "InteractiveShell") -> AgentMagics:
     active = magics_api.active()
     if isinstance(active, AgentMagics) and active.shell is shell:
         return active
-    magics = AgentMagics(shell=shell)
-    _carry_over(magics, _unloaded.pop(id(shell), None))
+    magics = AgentMagics(shell=shell, carried=_unloaded.pop(id(shell), None))
     shell.register_magics(magics)
     if address_cell not in shell.events.callbacks["pre_run_cell"]:
         shell.events.register("pre_run_cell", address_cell)  # two pages on one notebook: the running one
@@ -38,23 +37,6 @@ def load(shell: "InteractiveShell") -> AgentMagics:
 
 _unloaded: dict[int, AgentMagics] = {}
 """Per shell, the magics ``%unload_ext`` removed, until the next ``%load_ext`` takes what they held."""
-
-
-def _carry_over(magics: AgentMagics, old: AgentMagics | None) -> None:
-    """``%reload_ext nbagent`` keeps the kernel's agent state, as reloading any extension keeps the
-    kernel's: the conversation, what it spent and the cells it made. A fresh start left the old
-    session open (its folder locked: the next agent cell in the same second failed on it) and
-    `%agent cost` then said "no session yet" after money was spent."""
-    if old is None or old.shell is not magics.shell or magics.shell is None:
-        return
-    fresh = (magics.cell_log, magics.last_error, magics.displayed)
-    for event, callbacks in magics.shell.events.callbacks.items():  # the old ones watch on, once
-        for callback in [c for c in callbacks if any(getattr(c, "__self__", None) is w for w in fresh)]:
-            magics.shell.events.unregister(event, callback)
-    magics.current, magics._session_count, magics.mode = old.current, old._session_count, old.mode
-    magics._document, magics.cell_log = old._document, old.cell_log
-    magics.last_error, magics.displayed = old.last_error, old.displayed
-    old.displayed.watch()  # the new magics' own had taken the display hooks over: the kept one watches them again
 
 
 def _refuse_start_folder(shell: "InteractiveShell") -> None:

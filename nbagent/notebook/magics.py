@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from ..engine.contracts.events import Done
-    from .document.inputs import TurnWatch
+    from .document.inputs import CellLog, TurnWatch
     from .document.link import DocumentLink
     from .view import AgentView
 
@@ -62,16 +62,35 @@ class AgentMagics(RefusesConfig, AgentSettings, Magics):
     """The ``%agent`` / ``%%agent`` magics; traits are the defaults (``%config AgentMagics.x``, declared in
     :class:`~.magics_settings.AgentSettings`)."""
 
-    def __init__(self, shell: "InteractiveShell | None" = None, **kwargs: object) -> None:
+    def __init__(self, shell: "InteractiveShell | None" = None, carried: "AgentMagics | None" = None,
+                 **kwargs: object) -> None:
+        """``carried``: the magics ``%unload_ext`` removed from this shell; ``%reload_ext nbagent``
+        keeps the kernel's agent state, as reloading any extension keeps the kernel's (the
+        conversation, what it spent, the cells it made, and the one set of watchers of the shell's
+        cells and displays). Started afresh, the old session stayed open with its folder locked, and
+        ``%agent cost`` said "no session yet" after money was spent."""
         super().__init__(shell=shell, **kwargs)
         admin_traits.start_from_admin_values(self)
-        self.current: NotebookSession | None = None
-        self.mode = "python"
+        self.current: NotebookSession | None
+        self.mode: str
+        self._session_count: int
+        self.last_error: LastError
+        self.displayed: DisplayedImages
+        self.cell_log: CellLog
+        self._document: DocumentLink | None
         self.running = 0  # agent runs in progress (chat mode leaves the tool's code alone then)
+        if carried is not None and carried.shell is shell and shell is not None:
+            self.current, self.mode, self._session_count = carried.current, carried.mode, carried._session_count
+            self.last_error, self.displayed, self.cell_log = carried.last_error, carried.displayed, carried.cell_log
+            self._document = carried._document
+            self.displayed.watch()  # the shell's publisher may have been replaced since (a capture)
+            return
+        self.current = None
+        self.mode = "python"
         self._session_count = 0
         self.last_error = LastError(shell)  # one post_run_cell watcher per shell, shared by sessions
         self.displayed = DisplayedImages(shell)  # the PNGs user cells displayed, for prompts about a plot
-        self._document: "DocumentLink | None" = None
+        self._document = None
         from .document.inputs import CellLog
 
         self.cell_log = CellLog(shell)  # which text each cell last ran (the cells a turn had in context)

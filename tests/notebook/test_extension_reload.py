@@ -45,6 +45,7 @@ def test_reload_ext_keeps_the_images_user_cells_display_for_the_next_prompt(ip):
     # one: after a reload no plot a cell showed reached a prompt ("the plot above"), nor a replay's
     # check that a plot the answer was about is the same (a plot not kept is not compared).
     ip.run_cell("%reload_ext nbagent")  # outside capture_output, which swaps the publisher while it runs
+    magics_mod.active_magics().displayed.images.clear()  # kept by the reload: earlier tests' in this shell
     image = f"from IPython.display import Image; import base64; Image(base64.b64decode('{PNG}'))"
     ip.run_cell(f"{image.replace('; Image(', '; display(Image(')})")  # display(): the publisher
     ip.run_cell(image)  # the cell's value: the display hook

@@ -80,8 +80,7 @@ class DisplayedImages:
 
     def watch(self) -> None:
         """Watch the shell's display publisher, formatter and display hook, in place of whatever
-        watched them before: ``%reload_ext nbagent`` keeps this object, after the new magics' own had
-        taken them over (the images user cells displayed then went to an object nobody read)."""
+        watched them before (``%reload_ext nbagent`` keeps this object rather than making another)."""
         self._watch_publisher(getattr(self.shell, "display_pub", None))
         self._watch_formatter(getattr(self.shell, "display_formatter", None))
         self._watch_displayhook(getattr(self.shell, "displayhook", None))
